@@ -1,0 +1,2 @@
+"""fusionlint: a static linter for cuBLASLt and CUTLASS GEMM configurations on NVIDIA Hopper."""
+__version__ = "0.1.0"

@@ -1,0 +1,186 @@
+"""Command line: ``fusionlint [check] PATHS``, ``facts``, ``graph``, ``rule``.
+
+Exit status: 0 no findings, 1 findings, 2 usage/configuration/internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from fusionlint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+COMMANDS = ("check", "facts", "graph", "rule")
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parse_options(args: argparse.Namespace):
+    from fusionlint.frontend.parse import ParseOptions
+
+    return ParseOptions(include_dirs=list(args.include or []), defines=list(args.define or []),
+                        std=args.std, use_system_headers=not args.no_system_headers)
+
+
+def _add_frontend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-I", "--include", action="append", metavar="DIR", help="add an include directory")
+    p.add_argument("-D", "--define", action="append", metavar="NAME[=VALUE]", help="define a macro")
+    p.add_argument("--std", default="c++17", help="C++ standard (default: c++17)")
+    p.add_argument("--no-system-headers", action="store_true",
+                   help="ignore CUDA/cuBLAS/CUTLASS headers installed on this machine; use fusionlint's stand-ins")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fusionlint",
+                                     description="Static linter for cuBLASLt and CUTLASS GEMM configurations on Hopper (sm_90).")
+    parser.add_argument("--version", action="version", version=f"fusionlint {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    check = sub.add_parser("check", help="check files and directories (the default command)")
+    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--output-format", choices=["text", "json"], default="text")
+    check.add_argument("--arch", default="sm_90", help="target architecture (default: sm_90)")
+    check.add_argument("--ruleset", action="append", metavar="FILE", help="add a ruleset file (repeatable)")
+    check.add_argument("--only-rulesets", action="store_true", help="use only the --ruleset files, not the built-in rules")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    _add_frontend_args(check)
+
+    facts = sub.add_parser("facts", help="print the configurations extracted from files")
+    facts.add_argument("paths", nargs="+", metavar="PATH")
+    facts.add_argument("--output-format", choices=["json"], default="json")
+    _add_frontend_args(facts)
+
+    graph = sub.add_parser("graph", help="print the dependency graph of one file")
+    graph.add_argument("file", metavar="FILE")
+    graph.add_argument("--output-format", choices=["dot", "json"], default="dot")
+    _add_frontend_args(graph)
+
+    rule = sub.add_parser("rule", help="show the documentation of a rule")
+    rule.add_argument("code", nargs="?", metavar="FLnnn")
+    rule.add_argument("--all", action="store_true", help="list every rule")
+    rule.add_argument("--ruleset", action="append", metavar="FILE")
+    return parser
+
+
+def _collect(paths: list[str]) -> list[Path]:
+    from fusionlint.sources import collect
+
+    files, errors = collect(paths)
+    for e in errors:
+        print(f"fusionlint: error: {e}", file=sys.stderr)
+    if errors:
+        raise UsageError("bad path")
+    return files
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from fusionlint.pipeline import check_file
+    from fusionlint.report import json_format, text
+    from fusionlint.rules.loader import load_rules
+
+    rules = load_rules(args.ruleset, replace=args.only_rulesets)
+    files = _collect(args.paths)
+    options = _parse_options(args)
+    findings = []
+    failed = 0
+    for f in files:
+        result = check_file(f, rules, options, args.arch)
+        if result.error:
+            failed += 1
+            print(f"fusionlint: {f}: {result.error}", file=sys.stderr)
+        findings += result.findings
+    findings.sort(key=lambda x: x.sort_key())
+    out = json_format.format_findings(findings) if args.output_format == "json" else text.format_findings(findings)
+    sys.stdout.write(out)
+    if files and failed == len(files):
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if any(x.severity in ("error", "warning") for x in findings) else EXIT_CLEAN
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    from fusionlint.pipeline import extract_file
+
+    files = _collect(args.paths)
+    options = _parse_options(args)
+    out = []
+    for f in files:
+        try:
+            facts = extract_file(f, options)
+        except Exception as exc:  # noqa: BLE001 - report and go on with the other files
+            print(f"fusionlint: {f}: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+            continue
+        for cfg in facts.configurations:
+            d = cfg.to_dict()
+            d["headers"] = facts.header_mode
+            if facts.missing_headers:
+                d["missing_headers"] = facts.missing_headers
+            out.append(d)
+    json.dump(out, sys.stdout, indent=2, default=str)
+    sys.stdout.write("\n")
+    return EXIT_CLEAN
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from fusionlint import graph
+    from fusionlint.pipeline import extract_file
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{args.file}: no such file")
+    facts = extract_file(path, _parse_options(args))
+    g = graph.build(facts)
+    sys.stdout.write(graph.to_dot(g) if args.output_format == "dot" else graph.to_json(g) + "\n")
+    return EXIT_CLEAN
+
+
+def cmd_rule(args: argparse.Namespace) -> int:
+    from fusionlint.rules.docs import describe
+    from fusionlint.rules.loader import load_rules
+
+    rules = load_rules(args.ruleset)
+    if args.all or not args.code:
+        for r in rules:
+            print(f"{r.id}  {r.severity:<7}  {r.name}")
+        return EXIT_CLEAN
+    match = [r for r in rules if r.id == args.code.upper()]
+    if not match:
+        raise UsageError(f"unknown rule {args.code} (see 'fusionlint rule --all')")
+    print(describe(match[0]))
+    return EXIT_CLEAN
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        argv.insert(0, "check")
+    elif argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        argv.insert(0, "check")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    from fusionlint.rules.loader import RulesetError
+
+    handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule}
+    try:
+        return handlers[args.command](args)
+    except (UsageError, RulesetError) as exc:
+        if str(exc) != "bad path":
+            print(f"fusionlint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - an internal error is exit 2 and one line, never a traceback
+        print(f"fusionlint: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

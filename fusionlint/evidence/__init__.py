@@ -1,0 +1,1 @@
+"""Device evidence: build fixture programs with nvcc, run them, record what happened."""

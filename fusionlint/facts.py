@@ -1,0 +1,174 @@
+"""Typed facts extracted from a source file: cuBLASLt objects, attribute writes, configurations.
+
+Each value keeps its source location. ``to_dict`` gives the JSON form that ``fusionlint
+facts`` prints and that rules read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fusionlint.frontend.values import Address, Handle, Known, Loc, Symbol, Unknown, Value
+
+OBJECT_KINDS = ("matmul_desc", "layout", "preference")
+
+
+def value_dict(v: Value, name: str | None = None) -> dict:
+    """JSON form of an abstract value; ``name`` is the enum constant for a known enum value."""
+    if isinstance(v, Known):
+        d: dict = {"value": v.value}
+        if name:
+            d["name"] = name
+        if v.via:
+            d["via"] = v.via
+        if v.origin:
+            d["origin"] = v.origin.to_dict()
+        return d
+    if isinstance(v, Unknown):
+        d = {"unknown": v.reason}
+        if v.origin:
+            d["origin"] = v.origin.to_dict()
+        return d
+    if isinstance(v, Address):
+        return {"address_of": v.name, "type": v.ctype}
+    if isinstance(v, Handle):
+        return {"object": v.obj}
+    if isinstance(v, Symbol):
+        d = {"symbol": v.name}
+        if v.ctype:
+            d["type"] = v.ctype
+        return d
+    return {"unknown": "unsupported value"}
+
+
+@dataclass(frozen=True)
+class AttrSet:
+    """One ``cublasLt*SetAttribute`` call (or a wrapper that forwards to one)."""
+
+    function: str  # the API function, e.g. cublasLtMatmulDescSetAttribute
+    object_kind: str  # matmul_desc | layout | preference
+    object_id: int | None  # None when the descriptor argument did not resolve
+    attribute: str | None  # CUBLASLT_MATMUL_DESC_TRANSA, or None when unresolved
+    attribute_value: Value
+    value: Value  # what the buffer argument points to
+    size: Value  # the sizeInBytes argument
+    buffer: str  # spelling of the buffer argument, e.g. "&transa"
+    buffer_type: str  # C type of the buffer's pointee, e.g. "int64_t"
+    loc: Loc  # the API call itself
+    site: Loc  # where the user wrote it (outermost call in the main file)
+    conditional: bool = False
+    value_name: str | None = None  # enum constant name of a known value
+
+    def to_dict(self) -> dict:
+        return {
+            "function": self.function, "object": self.object_id, "attribute": self.attribute,
+            "attribute_value": value_dict(self.attribute_value),
+            "value": value_dict(self.value, self.value_name), "size": value_dict(self.size),
+            "buffer": self.buffer, "buffer_type": self.buffer_type,
+            "loc": self.loc.to_dict(), "site": self.site.to_dict(), "conditional": self.conditional,
+        }
+
+
+@dataclass
+class Field:
+    """The effective value of one descriptor field at a point in the program."""
+
+    value: Value
+    source: str  # create | set | default
+    loc: Loc | None
+    name: str | None = None  # enum constant name
+    conditional: bool = False
+
+    def to_dict(self) -> dict:
+        d = value_dict(self.value, self.name)
+        d["source"] = self.source
+        if self.loc is not None:
+            d["at"] = self.loc.to_dict()
+        if self.conditional:
+            d["conditional"] = True
+        return d
+
+
+@dataclass
+class ApiObject:
+    """A cuBLASLt object (matmul descriptor, matrix layout, preference) and its history."""
+
+    id: int
+    kind: str
+    name: str  # the variable it lives in, as written
+    created_at: Loc
+    create_function: str
+    create_args: dict[str, Value] = field(default_factory=dict)
+    sets: list[AttrSet] = field(default_factory=list)
+    conditional_create: bool = False
+    escaped_to: list[str] = field(default_factory=list)  # functions it was passed to unseen
+    destroyed_at: Loc | None = None
+    used: bool = False  # reached a heuristic or matmul call
+
+    def snapshot(self) -> "ApiObject":
+        return ApiObject(self.id, self.kind, self.name, self.created_at, self.create_function,
+                         dict(self.create_args), list(self.sets), self.conditional_create,
+                         list(self.escaped_to), self.destroyed_at, self.used)
+
+    @property
+    def complete(self) -> bool:
+        """Every write to this object was seen and resolved (so 'missing' rules may fire)."""
+        if self.escaped_to or self.conditional_create:
+            return False
+        return all(s.attribute is not None and not isinstance(s.value, Unknown) and not s.conditional
+                   for s in self.sets)
+
+
+@dataclass
+class Configuration:
+    """Everything that feeds one GEMM: a ``cublasLtMatmul`` call, a heuristic query, or a
+    descriptor configured without either."""
+
+    kind: str  # matmul | heuristic | descriptor
+    path: str
+    loc: Loc
+    site: Loc
+    function: str  # enclosing function of the call
+    desc: ApiObject | None
+    layouts: dict[str, ApiObject | None]  # A B C D
+    preference: ApiObject | None = None
+    heuristic_loc: Loc | None = None
+    operands: dict[str, Value] = field(default_factory=dict)  # A B C D alpha beta workspace …
+    conditional: bool = False
+    effective: dict[str, dict[str, Field]] = field(default_factory=dict)  # filled by the extractor
+    unknowns: list[str] = field(default_factory=list)
+    parse_errors_nearby: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        def obj(o: ApiObject | None) -> dict | None:
+            if o is None:
+                return None
+            return {"id": o.id, "variable": o.name, "created_at": o.created_at.to_dict(),
+                    "create_function": o.create_function, "complete": o.complete,
+                    "escaped_to": o.escaped_to, "sets": [s.to_dict() for s in o.sets]}
+
+        return {
+            "kind": self.kind, "path": self.path, "line": self.site.line, "column": self.site.column,
+            "call": self.loc.to_dict(), "function": self.function, "conditional": self.conditional,
+            "matmul_desc": obj(self.desc),
+            "layouts": {k: obj(v) for k, v in self.layouts.items()},
+            "preference": obj(self.preference),
+            "heuristic": self.heuristic_loc.to_dict() if self.heuristic_loc else None,
+            "operands": {k: value_dict(v) for k, v in self.operands.items()},
+            "parameters": {part: {k: f.to_dict() for k, f in fields.items()}
+                           for part, fields in self.effective.items()},
+            "unknowns": self.unknowns,
+            "parse_errors_nearby": self.parse_errors_nearby,
+        }
+
+
+@dataclass
+class FileFacts:
+    """What the front end learned from one file."""
+
+    path: str
+    configurations: list[Configuration] = field(default_factory=list)
+    attribute_sets: list[AttrSet] = field(default_factory=list)  # every set call, resolved or not
+    objects: list[ApiObject] = field(default_factory=list)
+    diagnostics: list = field(default_factory=list)  # parse diagnostics of the main file
+    missing_headers: list[str] = field(default_factory=list)
+    header_mode: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,316 @@
+"""cuBLASLt call sequences -> configurations.
+
+The interpreter (``interp.py``) runs the file's functions; this handler gives the cuBLASLt
+calls their meaning: ``*Create``/``*Init`` make an object, ``*SetAttribute`` records a write,
+``cublasLtMatmulAlgoGetHeuristic`` and ``cublasLtMatmul`` take a snapshot of everything that
+feeds them. The result is one ``Configuration`` per matmul call site (plus heuristic queries
+and descriptors that never reach a matmul).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import clang.cindex as ci
+
+from fusionlint.facts import ApiObject, AttrSet, Configuration, Field, FileFacts
+from fusionlint.frontend.api.model import ApiModel, load_model
+from fusionlint.frontend.interp import Interpreter, expr_children, loc_of, strip
+from fusionlint.frontend.parse import ParsedUnit
+from fusionlint.frontend.values import Address, Handle, Known, Loc, Symbol, Unknown, Value
+
+K = ci.CursorKind
+
+
+@dataclass(frozen=True)
+class CreateSpec:
+    kind: str
+    out_param: int  # index of the handle (pointer for Create, storage for Init)
+    by_pointer: bool  # Create takes T*, Init takes the storage itself
+    args: dict[str, int]  # field name -> argument index
+
+
+CREATE = {
+    "cublasLtMatmulDescCreate": CreateSpec("matmul_desc", 0, True, {"COMPUTE_TYPE": 1, "SCALE_TYPE": 2}),
+    "cublasLtMatmulDescInit_internal": CreateSpec("matmul_desc", 0, False, {"COMPUTE_TYPE": 2, "SCALE_TYPE": 3}),
+    "cublasLtMatmulDescInit": CreateSpec("matmul_desc", 0, False, {"COMPUTE_TYPE": 1, "SCALE_TYPE": 2}),
+    "cublasLtMatrixLayoutCreate": CreateSpec("layout", 0, True, {"TYPE": 1, "ROWS": 2, "COLS": 3, "LD": 4}),
+    "cublasLtMatrixLayoutInit_internal": CreateSpec("layout", 0, False, {"TYPE": 2, "ROWS": 3, "COLS": 4, "LD": 5}),
+    "cublasLtMatrixLayoutInit": CreateSpec("layout", 0, False, {"TYPE": 1, "ROWS": 2, "COLS": 3, "LD": 4}),
+    "cublasLtMatmulPreferenceCreate": CreateSpec("preference", 0, True, {}),
+    "cublasLtMatmulPreferenceInit_internal": CreateSpec("preference", 0, False, {}),
+    "cublasLtMatmulPreferenceInit": CreateSpec("preference", 0, False, {}),
+}
+SET = {
+    "cublasLtMatmulDescSetAttribute": ("matmul_desc", "cublasLtMatmulDescAttributes_t"),
+    "cublasLtMatrixLayoutSetAttribute": ("layout", "cublasLtMatrixLayoutAttribute_t"),
+    "cublasLtMatmulPreferenceSetAttribute": ("preference", "cublasLtMatmulPreferenceAttributes_t"),
+}
+GET = {"cublasLtMatmulDescGetAttribute", "cublasLtMatrixLayoutGetAttribute",
+       "cublasLtMatmulPreferenceGetAttribute"}
+DESTROY = {"cublasLtMatmulDescDestroy", "cublasLtMatrixLayoutDestroy", "cublasLtMatmulPreferenceDestroy"}
+# Prefix of each attribute enum's constants; the short field name is the rest.
+PREFIX = {"matmul_desc": "CUBLASLT_MATMUL_DESC_", "layout": "CUBLASLT_MATRIX_LAYOUT_",
+          "preference": "CUBLASLT_MATMUL_PREF_"}
+# Enum type of the value given at creation.
+CREATE_ENUMS = {"COMPUTE_TYPE": "cublasComputeType_t", "SCALE_TYPE": "cudaDataType_t", "TYPE": "cudaDataType_t"}
+# Documented defaults (cublasLt.h doc comments: "Default value: ..."), by constant name.
+DEFAULTS = {
+    "matmul_desc": {"TRANSA": "CUBLAS_OP_N", "TRANSB": "CUBLAS_OP_N", "TRANSC": "CUBLAS_OP_N",
+                    "EPILOGUE": "CUBLASLT_EPILOGUE_DEFAULT", "POINTER_MODE": "CUBLASLT_POINTER_MODE_HOST",
+                    "FILL_MODE": "CUBLAS_FILL_MODE_FULL", "FAST_ACCUM": 0},
+    "layout": {"ORDER": "CUBLASLT_ORDER_COL", "BATCH_COUNT": 1, "STRIDED_BATCH_OFFSET": 0},
+    "preference": {},
+}
+MATMUL_ARGS = ["handle", "desc", "alpha", "A", "Adesc", "B", "Bdesc", "beta", "C", "Cdesc", "D", "Ddesc",
+               "algo", "workspace", "workspace_size", "stream"]
+HEURISTIC_ARGS = ["handle", "desc", "Adesc", "Bdesc", "Cdesc", "Ddesc", "preference", "requested",
+                  "results", "count"]
+
+
+class CublasLtHandler:
+    def __init__(self, model: ApiModel, main_path: str):
+        self.model = model
+        self.main_path = main_path
+        self.objects: dict[int, ApiObject] = {}
+        self.storage: dict[tuple, int] = {}  # Init'd opaque storage key -> object id
+        self.sets: list[AttrSet] = []
+        self.configs: list[Configuration] = []
+        self.orphan_kinds: set[str] = set()
+        self.heuristics: dict[int, tuple[Loc, dict[str, Value], bool, str, Loc]] = {}
+
+    # --- ApiHandler protocol ---------------------------------------------------------------
+    def is_api(self, name: str) -> bool:
+        return name.startswith("cublasLt") and self.model.function(name) is not None or name in CREATE
+
+    def escaped(self, obj: int, function: str, origin: Loc) -> None:
+        if obj in self.objects and function not in self.objects[obj].escaped_to:
+            self.objects[obj].escaped_to.append(function)
+
+    def call(self, interp: Interpreter, name: str, call: ci.Cursor, args: list[Value]) -> Value:
+        loc = loc_of(call)
+        arg_cursors = list(call.get_arguments())
+        if name in CREATE:
+            self._create(interp, CREATE[name], name, args, arg_cursors, loc)
+        elif name in SET:
+            self._set(interp, name, args, arg_cursors, loc)
+        elif name in GET and len(args) > 2 and isinstance(args[2], Address):
+            interp.invalidate(args[2].key, f"read back by {name}() at line {loc.line}", loc)
+        elif name in DESTROY and args:
+            obj = self._object(args[0])
+            if obj is not None:
+                obj.destroyed_at = loc
+        elif name == "cublasLtMatmulAlgoGetHeuristic":
+            self._heuristic(interp, args, loc)
+        elif name == "cublasLtMatmul":
+            self._matmul(interp, call, args, loc)
+        return Symbol(f"{name}()", "cublasStatus_t", loc)
+
+    # --- object resolution -------------------------------------------------------------------
+    def _object(self, v: Value) -> ApiObject | None:
+        if isinstance(v, Handle):
+            return self.objects.get(v.obj)
+        if isinstance(v, Address) and v.key in self.storage:
+            return self.objects.get(self.storage[v.key])
+        return None
+
+    def _create(self, interp: Interpreter, spec: CreateSpec, name: str, args: list[Value],
+                arg_cursors: list[ci.Cursor], loc: Loc) -> None:
+        if len(args) <= spec.out_param:
+            return
+        out = args[spec.out_param]
+        obj = ApiObject(id=len(self.objects) + 1, kind=spec.kind,
+                        name=_text(arg_cursors[spec.out_param]).lstrip("&") if arg_cursors else "?",
+                        created_at=interp.user_site(loc), create_function=name,
+                        conditional_create=interp.cond_depth > 0)
+        for fname, idx in spec.args.items():
+            obj.create_args[fname] = args[idx] if idx < len(args) else Unknown("missing argument", loc)
+        self.objects[obj.id] = obj
+        if not isinstance(out, Address):
+            return
+        if spec.by_pointer:
+            interp.store(out.key, Handle(obj.id, loc))
+        else:
+            self.storage[out.key] = obj.id
+            interp.store(out.key, Handle(obj.id, loc))
+
+    def _set(self, interp: Interpreter, name: str, args: list[Value], arg_cursors: list[ci.Cursor],
+             loc: Loc) -> None:
+        kind, enum_type = SET[name]
+        if len(args) < 4:
+            return
+        obj = self._object(args[0])
+        attr_v = args[1]
+        spec = self.model.attribute_by_value(enum_type, attr_v.value) if isinstance(attr_v, Known) else None
+        buf = args[2]
+        value: Value
+        buffer_type = ""
+        if isinstance(buf, Address):
+            value = interp.load(buf.key, loc)
+            buffer_type = buf.ctype
+        else:
+            value = Unknown("buffer is not the address of a variable", loc)
+            if arg_cursors:
+                t = strip(arg_cursors[2]).type.get_canonical()
+                if t.kind == ci.TypeKind.POINTER:
+                    buffer_type = t.get_pointee().spelling
+        if isinstance(value, Handle):
+            value = Symbol(f"object {value.obj}")
+        value_name = None
+        if spec is not None and spec.enum and isinstance(value, Known) and isinstance(value.value, int):
+            value_name = self.model.enum_name(spec.enum, value.value)
+        record = AttrSet(function=name, object_kind=kind, object_id=obj.id if obj else None,
+                         attribute=spec.name if spec else None, attribute_value=attr_v, value=value,
+                         size=args[3], buffer=_text(arg_cursors[2]) if len(arg_cursors) > 2 else "",
+                         buffer_type=buffer_type, loc=loc, site=interp.user_site(loc),
+                         conditional=interp.cond_depth > 0, value_name=value_name)
+        self.sets.append(record)
+        if obj is not None:
+            obj.sets.append(record)
+        else:
+            self.orphan_kinds.add(kind)
+
+    def _snapshot(self, v: Value) -> ApiObject | None:
+        obj = self._object(v)
+        if obj is None:
+            return None
+        obj.used = True
+        return obj.snapshot()
+
+    def _heuristic(self, interp: Interpreter, args: list[Value], loc: Loc) -> None:
+        named = dict(zip(HEURISTIC_ARGS, args))
+        desc = self._object(named.get("desc", Unknown("")))
+        if desc is not None:
+            desc.used = True
+            self.heuristics[desc.id] = (loc, named, interp.cond_depth > 0, _function_name(interp),
+                                        interp.user_site(loc))
+        for key in ("Adesc", "Bdesc", "Cdesc", "Ddesc", "preference"):
+            o = self._object(named.get(key, Unknown("")))
+            if o is not None:
+                o.used = True
+        self.configs.append(self._config("heuristic", loc, interp.user_site(loc), _function_name(interp), named,
+                                         interp.cond_depth > 0))
+
+    def _matmul(self, interp: Interpreter, call: ci.Cursor, args: list[Value], loc: Loc) -> None:
+        named = dict(zip(MATMUL_ARGS, args))
+        desc = self._object(named.get("desc", Unknown("")))
+        pref_v: Value = Unknown("no heuristic query for this descriptor")
+        heur_loc = None
+        if desc is not None and desc.id in self.heuristics:
+            heur_loc, hargs, _, _, _ = self.heuristics[desc.id]
+            pref_v = hargs.get("preference", pref_v)
+        named["preference"] = pref_v
+        cfg = self._config("matmul", loc, interp.user_site(loc), _function_name(interp), named,
+                           interp.cond_depth > 0)
+        cfg.heuristic_loc = heur_loc
+        self.configs.append(cfg)
+
+    def _config(self, kind: str, loc: Loc, site: Loc, function: str, named: dict[str, Value],
+                conditional: bool) -> Configuration:
+        layouts = {m: self._snapshot(named.get(f"{m}desc", Unknown(""))) for m in "ABCD"}
+        cfg = Configuration(kind=kind, path=self.main_path, loc=loc, site=site, function=function,
+                            desc=self._snapshot(named.get("desc", Unknown(""))), layouts=layouts,
+                            preference=self._snapshot(named.get("preference", Unknown(""))),
+                            conditional=conditional)
+        for key in ("A", "B", "C", "D", "alpha", "beta", "workspace", "workspace_size", "requested"):
+            if key in named:
+                cfg.operands[key] = named[key]
+        if kind == "heuristic":
+            cfg.heuristic_loc = loc
+        return cfg
+
+    # --- results ---------------------------------------------------------------------------
+    def finish(self) -> list[Configuration]:
+        configs = list(self.configs)
+        for obj in self.objects.values():
+            if obj.kind == "matmul_desc" and not obj.used and obj.created_at.path == self.main_path:
+                configs.append(Configuration(kind="descriptor", path=self.main_path, loc=obj.created_at,
+                                             site=obj.created_at, function="", desc=obj.snapshot(),
+                                             layouts={m: None for m in "ABCD"},
+                                             conditional=obj.conditional_create))
+        for cfg in configs:
+            self._resolve(cfg)
+        return sorted(configs, key=lambda c: (c.site.line, c.site.column, c.kind))
+
+    def effective_fields(self, obj: ApiObject) -> dict[str, Field]:
+        """Create arguments, then documented defaults, then each set in program order."""
+        fields: dict[str, Field] = {}
+        for fname, v in obj.create_args.items():
+            fields[fname] = Field(v, "create", obj.created_at, self._enum_name(CREATE_ENUMS.get(fname), v))
+        for fname, default in DEFAULTS[obj.kind].items():
+            if fname in fields:
+                continue
+            if isinstance(default, str):
+                value = self.model.enum_value(default)
+                fields[fname] = Field(Known(value, None, via="default"), "default", None, default)
+            else:
+                fields[fname] = Field(Known(default, None, via="default"), "default", None)
+        prefix = PREFIX[obj.kind]
+        for s in obj.sets:
+            if s.attribute is None:
+                continue
+            fname = s.attribute[len(prefix):] if s.attribute.startswith(prefix) else s.attribute
+            new = Field(s.value, "set", s.site, s.value_name, s.conditional)
+            old = fields.get(fname)
+            if s.conditional and not (old is not None and _same_known(old.value, s.value)):
+                new = Field(Unknown(f"set conditionally at line {s.site.line}", s.site), "set", s.site,
+                            None, True)
+            fields[fname] = new
+        return fields
+
+    def _enum_name(self, enum_type: str | None, v: Value) -> str | None:
+        if enum_type and isinstance(v, Known) and isinstance(v.value, int):
+            return self.model.enum_name(enum_type, v.value)
+        return None
+
+    def _resolve(self, cfg: Configuration) -> None:
+        parts: dict[str, ApiObject | None] = {"matmul_desc": cfg.desc, **{f"layout_{m}": l for m, l in
+                                                                        cfg.layouts.items()},
+                                              "preference": cfg.preference}
+        for part, obj in parts.items():
+            if obj is None:
+                if part != "preference" or cfg.kind != "descriptor":
+                    if cfg.kind != "descriptor" or part == "matmul_desc":
+                        cfg.unknowns.append(f"{part}: the object did not resolve")
+                continue
+            fields = self.effective_fields(obj)
+            cfg.effective[part] = fields
+            for fname, f in fields.items():
+                if isinstance(f.value, Unknown):
+                    cfg.unknowns.append(f"{part}.{fname}: {f.value.reason}")
+            if obj.kind in self.orphan_kinds:
+                obj.escaped_to.append("(a set call whose object did not resolve)")
+
+
+def _same_known(a: Value, b: Value) -> bool:
+    return isinstance(a, Known) and isinstance(b, Known) and a.value == b.value
+
+
+def _text(cursor: ci.Cursor) -> str:
+    tokens = [t.spelling for t in cursor.get_tokens()]
+    return "".join(tokens) if tokens else cursor.spelling
+
+
+def _function_name(interp: Interpreter) -> str:
+    if not interp.frames:
+        return ""
+    fn = interp.frames[0].function
+    parent = fn.semantic_parent
+    if parent is not None and parent.kind in (K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE):
+        return f"{parent.spelling}::{fn.spelling}"
+    return fn.spelling
+
+
+def extract(unit: ParsedUnit) -> FileFacts:
+    """Run the interpreter over the main file and collect its cuBLASLt facts."""
+    main_path = str(unit.path)
+    handler = CublasLtHandler(load_model(), main_path)
+    Interpreter(unit.tu, main_path, handler).run()
+    configs = handler.finish()
+    errors = unit.main_file_errors()
+    for cfg in configs:
+        fn_lines = (cfg.site.line - 200, cfg.site.line)
+        cfg.parse_errors_nearby = [f"{d.line}:{d.column}: {d.message}" for d in errors
+                                   if fn_lines[0] <= d.line <= fn_lines[1]][:10]
+    return FileFacts(path=main_path, configurations=configs, attribute_sets=handler.sets,
+                     objects=list(handler.objects.values()), diagnostics=unit.diagnostics,
+                     missing_headers=unit.missing_headers, header_mode=unit.header_mode)

@@ -1,0 +1,900 @@
+"""A small abstract interpreter over libclang cursors: the value-flow core of the front end.
+
+It walks every function of the main file that (directly or through callees) calls the
+watched API, statement by statement, keeping an environment of storage -> abstract value.
+User-written callees (helpers, templates, RAII classes, getters) are inlined with their
+parameters bound to the caller's arguments, so a value set through a wrapper resolves to the
+caller's constant. Writes inside branches and loops whose condition is not known make the
+value ``Unknown`` after the branch; nothing is guessed.
+
+API calls are handed to a ``handler`` (see ``cublaslt.py``), which models their effects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import clang.cindex as ci
+
+from fusionlint.frontend import clangext
+from fusionlint.frontend.parse import is_virtual
+from fusionlint.frontend.values import Address, Handle, Key, Known, Loc, Symbol, Unknown, Value, same
+
+K = ci.CursorKind
+
+FUNCTION_KINDS = {K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR, K.FUNCTION_TEMPLATE,
+                  K.CONVERSION_FUNCTION}
+CONTAINER_KINDS = {K.NAMESPACE, K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE, K.UNEXPOSED_DECL,
+                   K.LINKAGE_SPEC, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION}
+CAST_KINDS = {K.PAREN_EXPR, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
+              K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR}
+NON_EXPR_CHILDREN = {K.TYPE_REF, K.NAMESPACE_REF, K.TEMPLATE_REF, K.OVERLOADED_DECL_REF}
+_MAX_DEPTH = 6
+_MAX_STEPS = 200_000
+
+
+class ApiHandler(Protocol):
+    def is_api(self, name: str) -> bool: ...
+
+    def call(self, interp: "Interpreter", name: str, call: ci.Cursor, args: list[Value]) -> Value: ...
+
+    def escaped(self, obj: int, function: str, origin: Loc) -> None: ...
+
+
+def loc_of(cursor: ci.Cursor) -> Loc:
+    loc = cursor.location
+    return Loc(loc.file.name if loc.file else "", loc.line, loc.column)
+
+
+def expr_children(cursor: ci.Cursor) -> list[ci.Cursor]:
+    return [c for c in cursor.get_children() if c.kind not in NON_EXPR_CHILDREN]
+
+
+def strip(cursor: ci.Cursor) -> ci.Cursor:
+    """Skip parentheses and implicit conversions (not explicit casts)."""
+    while cursor.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
+        kids = expr_children(cursor)
+        if len(kids) != 1:
+            break
+        cursor = kids[0]
+    return cursor
+
+
+def _wrap_int(value: int, ctype: ci.Type) -> int:
+    """Apply a conversion to an integer type of known size (e.g. ``(int8_t)300``)."""
+    canon = ctype.get_canonical()
+    if canon.kind == ci.TypeKind.BOOL:
+        return int(bool(value))
+    size = canon.get_size()
+    if size <= 0 or canon.kind not in _INT_KINDS:
+        return value
+    bits = size * 8
+    value &= (1 << bits) - 1
+    if canon.kind in _SIGNED_KINDS and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+_SIGNED_KINDS = {ci.TypeKind.CHAR_S, ci.TypeKind.SCHAR, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
+                 ci.TypeKind.LONGLONG, ci.TypeKind.INT128, ci.TypeKind.WCHAR}
+_INT_KINDS = _SIGNED_KINDS | {ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.USHORT, ci.TypeKind.UINT,
+                              ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.UINT128, ci.TypeKind.ENUM}
+
+
+_BINOPS: dict[str, Callable[[object, object], object]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: (int(a / b) if isinstance(a, int) and isinstance(b, int) else a / b),
+    "%": lambda a, b: a - b * int(a / b), "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
+    "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b),
+    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
+}
+
+
+@dataclass
+class Frame:
+    """One activation: parameter bindings, ``this``, and the argument types for ``sizeof``."""
+
+    id: int
+    function: ci.Cursor
+    bindings: dict[str, Value] = field(default_factory=dict)  # param usr -> value (or Address alias)
+    aliases: dict[str, Key] = field(default_factory=dict)  # reference param usr -> caller's key
+    arg_types: dict[str, ci.Type] = field(default_factory=dict)  # param usr -> caller's argument type
+    this_key: Key | None = None
+    returned: Value | None = None
+    done: bool = False
+    cond_base: int = 0  # branch depth at entry: a return at this depth ends the call
+
+
+class Interpreter:
+    def __init__(self, tu: ci.TranslationUnit, main_path: str, handler: ApiHandler):
+        self.tu = tu
+        self.main_path = main_path
+        self.handler = handler
+        self.env: dict[Key, Value] = {}
+        self.frames: list[Frame] = []
+        self.cond_depth = 0
+        self._frame_ids = 0
+        self._steps = 0
+        self._relevant: dict[str, bool] = {}
+        self.call_stack: list[str] = []
+        self.sites: list[Loc] = []  # call sites of the inlined calls now running, outermost first
+
+    # ---- entry points -------------------------------------------------------------------
+    def main_functions(self) -> list[ci.Cursor]:
+        """Function definitions written in the main file, in source order."""
+        found: list[ci.Cursor] = []
+
+        def visit(c: ci.Cursor) -> None:
+            for child in c.get_children():
+                f = child.location.file
+                if f is None or f.name != self.main_path:
+                    continue
+                if child.kind in FUNCTION_KINDS and child.is_definition():
+                    found.append(child)
+                elif child.kind in CONTAINER_KINDS:
+                    visit(child)
+
+        visit(self.tu.cursor)
+        return found
+
+    def run(self) -> None:
+        functions = [f for f in self.main_functions() if self.relevant(f)]
+        called: set[str] = set()
+        for f in functions:
+            for c in f.walk_preorder():
+                if c.kind == K.CALL_EXPR:
+                    target = self._callee_definition(c)
+                    if target is not None and target.get_usr() != f.get_usr():
+                        called.add(target.get_usr())
+        for f in functions:
+            if f.get_usr() in called:
+                continue
+            this_key: Key | None = None
+            parent = f.semantic_parent
+            if f.kind != K.FUNCTION_DECL and parent is not None and parent.kind in CONTAINER_KINDS - {K.NAMESPACE}:
+                this_key = ("this", parent.get_usr() or parent.spelling)
+            self._steps = 0
+            self.invoke(f, [], [], this_key=this_key)
+
+    # ---- relevance ----------------------------------------------------------------------
+    def relevant(self, fn: ci.Cursor) -> bool:
+        """Does ``fn`` call the watched API, directly or through user-written callees?"""
+        usr = fn.get_usr() or f"{fn.spelling}@{loc_of(fn)}"
+        if usr in self._relevant:
+            return self._relevant[usr]
+        self._relevant[usr] = False  # recursion guard
+        result = False
+        for c in fn.walk_preorder():
+            if c.kind != K.CALL_EXPR:
+                continue
+            if self.handler.is_api(c.spelling):
+                result = True
+                break
+            target = self._callee_definition(c)
+            if target is not None and self.relevant(target):
+                result = True
+                break
+        self._relevant[usr] = result
+        return result
+
+    def _callee_definition(self, call: ci.Cursor) -> ci.Cursor | None:
+        ref = call.referenced
+        if ref is None or ref.kind not in FUNCTION_KINDS:
+            return None
+        if self.handler.is_api(ref.spelling):
+            return None
+        definition = ref.get_definition()
+        if definition is None:
+            tmpl = clangext.specialized_template(ref)
+            if tmpl is not None:
+                definition = tmpl.get_definition() or tmpl
+        if definition is None or not definition.is_definition():
+            return None
+        loc = definition.location
+        if loc.file is None or is_virtual(loc.file.name) or loc.is_in_system_header:
+            return None
+        return definition
+
+    def user_site(self, loc: Loc) -> Loc:
+        """Where to report an event at ``loc``: the outermost call in the main file that led to it."""
+        for site in self.sites:
+            if site.path == self.main_path:
+                return site
+        return loc
+
+    # ---- environment --------------------------------------------------------------------
+    @property
+    def frame(self) -> Frame:
+        return self.frames[-1]
+
+    def store(self, key: Key, value: Value) -> None:
+        self.env[key] = value
+
+    def load(self, key: Key, origin: Loc | None = None) -> Value:
+        if key in self.env:
+            return self.env[key]
+        return Unknown("value not set on this path", origin)
+
+    def invalidate(self, key: Key, reason: str, origin: Loc) -> None:
+        """Forget what is known about ``key`` and everything stored inside it."""
+        self.env[key] = Unknown(reason, origin)
+        for k in [k for k in self.env if self._inside(k, key)]:
+            self.env[k] = Unknown(reason, origin)
+
+    @staticmethod
+    def _inside(k: Key, base: Key) -> bool:
+        while k and k[0] in ("member", "elem"):
+            k = k[1]
+            if k == base:
+                return True
+        return False
+
+    # ---- calls ----------------------------------------------------------------------------
+    def invoke(self, fn: ci.Cursor, arg_cursors: list[ci.Cursor], args: list[Value],
+               this_key: Key | None = None) -> Value:
+        usr = fn.get_usr() or fn.spelling
+        if usr in self.call_stack or len(self.call_stack) >= _MAX_DEPTH:
+            return Unknown(f"call depth limit at {fn.spelling}()", loc_of(fn))
+        self._frame_ids += 1
+        frame = Frame(self._frame_ids, fn, this_key=this_key, cond_base=self.cond_depth)
+        params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
+        for i, p in enumerate(params):
+            pusr = p.get_usr() or f"{p.spelling}@{i}"
+            if i < len(args):
+                value, cur = args[i], arg_cursors[i] if i < len(arg_cursors) else None
+                if p.type.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE) and cur is not None:
+                    key = self.lvalue_key(cur)
+                    if key is not None:
+                        frame.aliases[pusr] = key
+                if cur is not None:
+                    frame.arg_types[pusr] = strip(cur).type
+                frame.bindings[pusr] = value
+            else:
+                default = expr_children(p)
+                frame.bindings[pusr] = (self.eval(default[-1]) if default
+                                        else Unknown(f"parameter {p.spelling} has no argument", loc_of(p)))
+        self.frames.append(frame)
+        self.call_stack.append(usr)
+        try:
+            if fn.kind == K.CONSTRUCTOR:
+                self._member_initializers(fn)
+            body = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
+            if body is not None:
+                self.exec(body)
+        finally:
+            self.call_stack.pop()
+            self.frames.pop()
+        return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
+
+    def _member_initializers(self, ctor: ci.Cursor) -> None:
+        """``Ctor(...) : field_(expr)`` — a MEMBER_REF followed by its initializer expression."""
+        kids = list(ctor.get_children())
+        for i, c in enumerate(kids):
+            if c.kind == K.MEMBER_REF and i + 1 < len(kids) and self.frame.this_key is not None:
+                init = kids[i + 1]
+                if init.kind in (K.COMPOUND_STMT, K.MEMBER_REF, K.PARM_DECL):
+                    continue
+                self.assign(("member", self.frame.this_key, c.spelling), self.eval(init), loc_of(c))
+
+    def call(self, cursor: ci.Cursor) -> Value:
+        name = cursor.spelling
+        ref = cursor.referenced
+        kids = expr_children(cursor)
+        origin = loc_of(cursor)
+        # callee expression (first child) for method calls: obj.method / ptr->method
+        callee = strip(kids[0]) if kids else None
+        arg_cursors = list(cursor.get_arguments())
+        if self.handler.is_api(name) or (ref is not None and self.handler.is_api(ref.spelling)):
+            args = [self.eval(a) for a in arg_cursors]
+            return self.handler.call(self, ref.spelling if ref is not None else name, cursor, args)
+        this_key: Key | None = None
+        if ref is not None and ref.kind in (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.DESTRUCTOR):
+            if callee is not None and callee.kind == K.MEMBER_REF_EXPR:
+                base = expr_children(callee)
+                this_key = self.lvalue_key(base[0]) if base else (self.frame.this_key if self.frames else None)
+            elif self.frames:
+                this_key = self.frame.this_key
+        args = [self.eval(a) for a in arg_cursors]
+        target = self._callee_definition(cursor)
+        if target is not None and self._steps < _MAX_STEPS:
+            self.sites.append(origin)
+            try:
+                return self.invoke(target, arg_cursors, args, this_key=this_key)
+            finally:
+                self.sites.pop()
+        folded = clangext.evaluate(cursor) if not cursor.type.kind == ci.TypeKind.VOID else None
+        # Anything passed by address or non-const reference may be written by an unseen callee.
+        for a, v in zip(arg_cursors, args):
+            if isinstance(v, Address) and not _points_to_const(a.type):
+                if v.ctype.rstrip().endswith("*"):  # e.g. cudaMalloc(&ptr, n): a runtime pointer now
+                    self.store(v.key, Symbol(v.name.lstrip("&"), v.ctype, origin))
+                else:
+                    self.invalidate(v.key, f"passed by pointer to {name}() at line {origin.line}", origin)
+            elif isinstance(v, Handle):
+                self.handler.escaped(v.obj, name, origin)
+        if ref is not None:
+            params = [p for p in ref.get_children() if p.kind == K.PARM_DECL]
+            for a, p in zip(arg_cursors, params):
+                if p.type.kind == ci.TypeKind.LVALUEREFERENCE and not p.type.get_pointee().is_const_qualified():
+                    key = self.lvalue_key(a)
+                    if key is not None:
+                        self.invalidate(key, f"passed by reference to {name}() at line {origin.line}", origin)
+        if isinstance(folded, (int, float)):
+            return Known(folded, origin, via=f"{name}()")
+        return Symbol(f"{name}()", cursor.type.spelling, origin)
+
+    # ---- statements -----------------------------------------------------------------------
+    def exec(self, stmt: ci.Cursor) -> None:
+        if self.frames and self.frame.done:
+            return
+        self._steps += 1
+        if self._steps > _MAX_STEPS:
+            return
+        kind = stmt.kind
+        if kind == K.COMPOUND_STMT:
+            for s in stmt.get_children():
+                self.exec(s)
+                if self.frame.done:
+                    return
+        elif kind == K.DECL_STMT:
+            for d in stmt.get_children():
+                if d.kind == K.VAR_DECL:
+                    self.declare(d)
+        elif kind == K.IF_STMT:
+            self._exec_if(stmt)
+        elif kind in (K.FOR_STMT, K.WHILE_STMT, K.CXX_FOR_RANGE_STMT):
+            self._exec_loop(stmt)
+        elif kind == K.DO_STMT:
+            kids = list(stmt.get_children())
+            if kids:
+                self.exec(kids[0])  # the body runs at least once
+            if len(kids) > 1:
+                cond = self.eval(kids[1])
+                if not (isinstance(cond, Known) and not cond.value):
+                    self._exec_conditionally([kids[0]])
+        elif kind == K.SWITCH_STMT:
+            kids = list(stmt.get_children())
+            if kids:
+                self.eval(kids[0])
+            self._exec_conditionally(kids[1:])
+        elif kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
+            for s in stmt.get_children():
+                if s.kind not in (K.INTEGER_LITERAL, K.DECL_REF_EXPR):
+                    self.exec(s)
+        elif kind == K.CXX_TRY_STMT:
+            kids = list(stmt.get_children())
+            if kids:
+                self.exec(kids[0])
+            self._exec_conditionally(kids[1:])
+        elif kind == K.RETURN_STMT:
+            kids = expr_children(stmt)
+            value = self.eval(kids[0]) if kids else Known(0)
+            if self.cond_depth == self._frame_cond_base():
+                self.frame.returned = value
+                self.frame.done = True
+            elif self.frame.returned is None:
+                self.frame.returned = value
+        elif kind in (K.NULL_STMT, K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.CXX_CATCH_STMT):
+            return
+        elif kind.is_expression() or kind == K.CALL_EXPR:
+            self.eval(stmt)
+
+    def _frame_cond_base(self) -> int:
+        return self.frame.cond_base
+
+    def _exec_if(self, stmt: ci.Cursor) -> None:
+        kids = list(stmt.get_children())
+        decls = [k for k in kids if k.kind in (K.VAR_DECL, K.DECL_STMT)]
+        for d in decls:
+            self.declare(d) if d.kind == K.VAR_DECL else self.exec(d)
+        rest = [k for k in kids if k not in decls]
+        if not rest:
+            return
+        cond = self.eval(rest[0])
+        then_, else_ = (rest[1] if len(rest) > 1 else None), (rest[2] if len(rest) > 2 else None)
+        if isinstance(cond, Known):
+            chosen = then_ if cond.value else else_
+            if chosen is not None:
+                self.exec(chosen)
+            return
+        self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}")
+
+    def _exec_loop(self, stmt: ci.Cursor) -> None:
+        kids = list(stmt.get_children())
+        if stmt.kind == K.FOR_STMT and kids and kids[0].kind == K.DECL_STMT:
+            self.exec(kids[0])
+            kids = kids[1:]
+        body = kids[-1] if kids else None
+        for k in kids[:-1]:
+            if k.kind == K.VAR_DECL:
+                self.declare(k)
+            elif k.kind.is_expression():
+                self.eval(k)
+        if body is not None:
+            self._exec_conditionally([body], reason=f"loop at line {stmt.location.line}")
+
+    def _exec_conditionally(self, stmts: list[ci.Cursor], reason: str = "") -> None:
+        self._branches([*stmts, None], reason or "conditional code", sequential=True)
+
+    def _branches(self, branches: list[ci.Cursor | None], reason: str, sequential: bool = False) -> None:
+        """Run alternatives from the same starting state and merge: values that differ become Unknown."""
+        before = dict(self.env)
+        outcomes: list[dict[Key, Value]] = []
+        frame = self.frame
+        saved_done = frame.done
+        self.cond_depth += 1
+        try:
+            if sequential:
+                for b in branches:
+                    if b is not None:
+                        self.exec(b)
+                        frame.done = saved_done
+                outcomes = [dict(self.env), before]
+            else:
+                for b in branches:
+                    self.env = dict(before)
+                    if b is not None:
+                        self.exec(b)
+                        frame.done = saved_done
+                    outcomes.append(self.env)
+        finally:
+            self.cond_depth -= 1
+        merged: dict[Key, Value] = {}
+        for key in set().union(*outcomes):
+            vals = [o.get(key) for o in outcomes]
+            first = vals[0]
+            if first is not None and all(v is not None and same(first, v) for v in vals[1:]):
+                merged[key] = first
+            else:
+                known = next((v for v in vals if v is not None), None)
+                merged[key] = Unknown(f"set differently on paths through the {reason}",
+                                      getattr(known, "origin", None))
+        self.env = merged
+
+    # ---- declarations and assignment ---------------------------------------------------------
+    def var_key(self, decl: ci.Cursor) -> Key:
+        usr = decl.get_usr() or f"{decl.spelling}@{loc_of(decl)}"
+        if decl.kind == K.VAR_DECL and decl.semantic_parent is not None and \
+                decl.semantic_parent.kind in FUNCTION_KINDS and decl.storage_class != ci.StorageClass.STATIC:
+            return ("local", self.frame.id if self.frames else 0, usr)
+        return ("global", usr)
+
+    def declare(self, decl: ci.Cursor) -> None:
+        key = self.var_key(decl)
+        init = [c for c in decl.get_children() if c.kind not in NON_EXPR_CHILDREN]
+        origin = loc_of(decl)
+        if not init:
+            self._default_members(key, decl.type, origin)
+            self.store(key, Unknown(f"{decl.spelling} declared without a value", origin, decl.type.spelling))
+            return
+        expr = init[-1]
+        inner = strip(expr)
+        if inner.kind == K.CALL_EXPR and inner.referenced is not None and inner.referenced.kind == K.CONSTRUCTOR:
+            self._default_members(key, decl.type, origin)
+            self._construct(key, inner)
+            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin))
+            return
+        if inner.kind == K.INIT_LIST_EXPR:
+            self._default_members(key, decl.type, origin)
+            self._aggregate(key, decl.type, inner)
+            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin))
+            return
+        value = self.eval(expr)
+        self.assign(key, value, origin, name=decl.spelling, source=expr)
+
+    def _construct(self, key: Key, ctor_call: ci.Cursor) -> None:
+        target = self._callee_definition(ctor_call)
+        arg_cursors = list(ctor_call.get_arguments())
+        args = [self.eval(a) for a in arg_cursors]
+        if target is not None:
+            self.invoke(target, arg_cursors, args, this_key=key)
+        elif len(args) == 1 and arg_cursors:  # copy construction
+            src = self.lvalue_key(arg_cursors[0])
+            if src is not None:
+                self._copy_members(src, key)
+
+    def _default_members(self, key: Key, ctype: ci.Type, origin: Loc) -> None:
+        """Default member initializers (``int32_t transa = CUBLAS_OP_T;``) of a struct variable."""
+        decl = ctype.get_canonical().get_declaration()
+        if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL):
+            return
+        loc = decl.location
+        if loc.file is None or loc.is_in_system_header or is_virtual(loc.file.name):
+            return
+        for f in decl.get_children():
+            if f.kind == K.FIELD_DECL:
+                init = [c for c in f.get_children() if c.kind not in NON_EXPR_CHILDREN]
+                fkey = ("member", key, f.spelling)
+                if init:
+                    self.store(fkey, self.eval(init[-1]))
+                else:
+                    self._default_members(fkey, f.type, origin)
+
+    def _aggregate(self, key: Key, ctype: ci.Type, init_list: ci.Cursor) -> None:
+        decl = ctype.get_canonical().get_declaration()
+        fields = [f for f in decl.get_children() if f.kind == K.FIELD_DECL] if decl is not None else []
+        elems = expr_children(init_list)
+        if ctype.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+            for i, e in enumerate(elems):
+                self.store(("elem", key, i), self.eval(e))
+            return
+        for f, e in zip(fields, elems):
+            inner = strip(e)
+            if inner.kind == K.INIT_LIST_EXPR:
+                self._aggregate(("member", key, f.spelling), f.type, inner)
+            else:
+                self.store(("member", key, f.spelling), self.eval(e))
+
+    def _copy_members(self, src: Key, dst: Key) -> None:
+        for k, v in list(self.env.items()):
+            rebased = self._rebase(k, src, dst)
+            if rebased is not None:
+                self.env[rebased] = v
+
+    def _rebase(self, k: Key, src: Key, dst: Key) -> Key | None:
+        if k == src:
+            return None
+        if k and k[0] in ("member", "elem"):
+            if k[1] == src:
+                return (k[0], dst, k[2])
+            inner = self._rebase(k[1], src, dst)
+            return (k[0], inner, k[2]) if inner is not None else None
+        return None
+
+    def assign(self, key: Key, value: Value, origin: Loc, name: str = "", source: ci.Cursor | None = None) -> None:
+        if source is not None and value.__class__ is Symbol:
+            src_key = self.lvalue_key(source)
+            if src_key is not None:
+                self._copy_members(src_key, key)
+        if isinstance(value, Known) and name and not value.via:
+            value = Known(value.value, value.origin, via=f"variable {name}", ctype=value.ctype)
+        self.store(key, value)
+
+    # ---- lvalues ------------------------------------------------------------------------------
+    def lvalue_key(self, cursor: ci.Cursor) -> Key | None:
+        c = strip(cursor)
+        if c.kind == K.DECL_REF_EXPR:
+            ref = c.referenced
+            if ref is None:
+                return None
+            if ref.kind == K.PARM_DECL and self.frames:
+                pusr = ref.get_usr() or ref.spelling
+                if pusr in self.frame.aliases:
+                    return self.frame.aliases[pusr]
+                return ("param", self.frame.id, pusr)
+            if ref.kind == K.VAR_DECL:
+                return self.var_key(ref)
+            return None
+        if c.kind == K.MEMBER_REF_EXPR:
+            kids = expr_children(c)
+            if kids:
+                base_expr = strip(kids[0])
+                if base_expr.kind == K.CXX_THIS_EXPR:
+                    base = self.frame.this_key if self.frames else None
+                elif c.type is not None and _is_arrow(c):
+                    ptr = self.eval(kids[0])
+                    base = ptr.key if isinstance(ptr, Address) else self.lvalue_key(kids[0])
+                else:
+                    base = self.lvalue_key(kids[0])
+            else:
+                base = self.frame.this_key if self.frames else None
+            return ("member", base, c.spelling) if base is not None else None
+        if c.kind == K.UNARY_OPERATOR and clangext.unary_operator(c) == "*":
+            kids = expr_children(c)
+            ptr = self.eval(kids[0]) if kids else None
+            return ptr.key if isinstance(ptr, Address) else None
+        if c.kind == K.ARRAY_SUBSCRIPT_EXPR:
+            kids = expr_children(c)
+            if len(kids) == 2:
+                base = self.lvalue_key(kids[0])
+                index = self.eval(kids[1])
+                if base is not None and isinstance(index, Known):
+                    return ("elem", base, index.value)
+            return None
+        return None
+
+    # ---- expressions ----------------------------------------------------------------------------
+    def eval(self, cursor: ci.Cursor) -> Value:
+        self._steps += 1
+        kind = cursor.kind
+        origin = loc_of(cursor)
+        if kind == K.CALL_EXPR:
+            if cursor.referenced is not None and cursor.referenced.kind == K.CONSTRUCTOR:
+                args = expr_children(cursor)
+                if len(args) == 1 and cursor.spelling == "":
+                    return self.eval(args[0])
+                if len(args) == 1:
+                    inner = self.eval(args[0])
+                    if not isinstance(inner, Unknown):
+                        return inner
+                return self._temporary(cursor)
+            return self.call(cursor)
+        if kind in (K.INTEGER_LITERAL, K.FLOATING_LITERAL, K.CXX_BOOL_LITERAL_EXPR, K.CHARACTER_LITERAL,
+                    K.STRING_LITERAL):
+            folded = clangext.evaluate(cursor)
+            if folded is None and kind == K.CXX_BOOL_LITERAL_EXPR:
+                folded = int(next(cursor.get_tokens()).spelling == "true")
+            if folded is None:
+                return Unknown("literal not folded", origin)
+            return Known(int(folded) if isinstance(folded, bool) else folded, origin, via="literal")
+        if kind in (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR):
+            return Known(0, origin, via="nullptr", ctype="nullptr_t")
+        if kind in CAST_KINDS:
+            kids = expr_children(cursor)
+            if len(kids) != 1:
+                folded = clangext.evaluate(cursor) if kids else None
+                if isinstance(folded, (int, float)):
+                    return Known(folded, origin, via="constant expression")
+                return self._temporary(cursor) if kids else Unknown("empty expression", origin)
+            inner = self.eval(kids[0])
+            if isinstance(inner, Known) and isinstance(inner.value, int) and kind != K.PAREN_EXPR:
+                return Known(_wrap_int(inner.value, cursor.type), inner.origin, inner.via, cursor.type.spelling)
+            return inner
+        if kind == K.DECL_REF_EXPR:
+            return self._decl_ref(cursor, origin)
+        if kind == K.MEMBER_REF_EXPR:
+            key = self.lvalue_key(cursor)
+            if key is not None and key in self.env:
+                return self.env[key]
+            ref = cursor.referenced
+            if ref is not None and ref.kind == K.FIELD_DECL:
+                init = [c for c in ref.get_children() if c.kind not in NON_EXPR_CHILDREN]
+                if init and key is None:
+                    return self.eval(init[-1])
+            return Unknown(f"member {cursor.spelling} not set on this path", origin)
+        if kind == K.UNARY_OPERATOR:
+            return self._unary(cursor, origin)
+        if kind == K.BINARY_OPERATOR:
+            return self._binary(cursor, origin)
+        if kind == K.COMPOUND_ASSIGNMENT_OPERATOR:
+            kids = expr_children(cursor)
+            op = clangext.binary_operator(cursor)[:-1]
+            key = self.lvalue_key(kids[0])
+            lhs, rhs = self.eval(kids[0]), self.eval(kids[1])
+            result = self._arith(op, lhs, rhs, origin)
+            if key is not None:
+                self.assign(key, result, origin)
+            return result
+        if kind == K.CONDITIONAL_OPERATOR:
+            kids = expr_children(cursor)
+            cond = self.eval(kids[0])
+            if isinstance(cond, Known):
+                return self.eval(kids[1] if cond.value else kids[2])
+            before = dict(self.env)
+            a = self.eval(kids[1])
+            b = self.eval(kids[2])
+            self.env.update({k: v for k, v in before.items() if k not in self.env})
+            return a if same(a, b) else Unknown(f"depends on the condition at line {origin.line}", origin)
+        if kind == K.CXX_UNARY_EXPR:
+            return self._sizeof(cursor, origin)
+        if kind == K.ARRAY_SUBSCRIPT_EXPR:
+            key = self.lvalue_key(cursor)
+            if key is not None and key in self.env:
+                return self.env[key]
+            return Unknown("array element", origin)
+        if kind == K.CXX_THIS_EXPR:
+            return Address(self.frame.this_key, "this") if self.frames and self.frame.this_key else Unknown("this", origin)
+        if kind == K.INIT_LIST_EXPR:
+            kids = expr_children(cursor)
+            return self.eval(kids[0]) if len(kids) == 1 else Unknown("initializer list", origin)
+        if kind == K.LAMBDA_EXPR:
+            return Symbol("lambda", "", origin)
+        if kind in (K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.CXX_THROW_EXPR):
+            for k in expr_children(cursor):
+                self.eval(k)
+            return Symbol(kind.name.lower(), cursor.type.spelling, origin)
+        # Anything else: evaluate sub-expressions for their side effects, then try clang's folding.
+        for k in expr_children(cursor):
+            if k.kind.is_expression():
+                self.eval(k)
+        folded = clangext.evaluate(cursor)
+        if isinstance(folded, (int, float)):
+            return Known(folded, origin, via="constant expression")
+        return Unknown(f"{kind.name.lower()} not evaluated", origin)
+
+    def _temporary(self, cursor: ci.Cursor) -> Value:
+        """A temporary object built by a constructor (e.g. ``Wrapper(args)``)."""
+        self._frame_ids += 1
+        key: Key = ("temp", self._frame_ids)
+        if cursor.kind == K.CALL_EXPR:
+            self._construct(key, cursor)
+        else:
+            for k in expr_children(cursor):
+                self.eval(k)
+        return Symbol(cursor.type.spelling or "temporary", cursor.type.spelling, loc_of(cursor))
+
+    def _decl_ref(self, cursor: ci.Cursor, origin: Loc) -> Value:
+        ref = cursor.referenced
+        if ref is None:
+            return Unknown(f"'{cursor.spelling}' did not resolve (parse error?)", origin)
+        if ref.kind == K.ENUM_CONSTANT_DECL:
+            return Known(ref.enum_value, origin, via=ref.spelling, ctype=ref.type.spelling)
+        if ref.kind == K.PARM_DECL and self.frames:
+            pusr = ref.get_usr() or ref.spelling
+            if pusr in self.frame.aliases:
+                return self.load(self.frame.aliases[pusr], origin)
+            key = ("param", self.frame.id, pusr)
+            if key in self.env:
+                return self.env[key]
+            if pusr in self.frame.bindings:
+                return self.frame.bindings[pusr]
+            return Unknown(f"parameter {ref.spelling}", origin)
+        if ref.kind == K.VAR_DECL:
+            key = self.var_key(ref)
+            if key in self.env:
+                return self.env[key]
+            if _is_constant(ref) or key[0] == "global":
+                init = [c for c in ref.get_children() if c.kind not in NON_EXPR_CHILDREN]
+                if init:
+                    value = self.eval(init[-1])
+                    if isinstance(value, Known):
+                        kind = "constant" if _is_constant(ref) else "global variable"
+                        return Known(value.value, value.origin or loc_of(ref), value.via or f"{kind} {ref.spelling}",
+                                     ref.type.spelling)
+                    return value
+                folded = clangext.evaluate(cursor)
+                if isinstance(folded, (int, float)):
+                    return Known(folded, loc_of(ref), via=f"constant {ref.spelling}")
+            return Unknown(f"{ref.spelling} has no known value here", origin)
+        if ref.kind in FUNCTION_KINDS:
+            return Symbol(ref.spelling, ref.type.spelling, origin)
+        folded = clangext.evaluate(cursor)
+        if isinstance(folded, (int, float)):
+            return Known(folded, origin, via=ref.spelling)
+        return Unknown(f"{ref.spelling} ({ref.kind.name.lower()})", origin)
+
+    def _unary(self, cursor: ci.Cursor, origin: Loc) -> Value:
+        op = clangext.unary_operator(cursor)
+        kids = expr_children(cursor)
+        if not kids:
+            return Unknown("malformed unary expression", origin)
+        operand = kids[0]
+        if op == "&":
+            key = self.lvalue_key(operand)
+            if key is None:
+                return Unknown("address of an unanalysed expression", origin)
+            return Address(key, _spelling(operand), strip(operand).type.spelling, origin)
+        if op == "*":
+            ptr = self.eval(operand)
+            if isinstance(ptr, Address):
+                return self.load(ptr.key, origin)
+            return Unknown("dereference of an unknown pointer", origin)
+        if op in ("++", "--"):
+            key = self.lvalue_key(operand)
+            old = self.eval(operand)
+            new = self._arith("+" if op == "++" else "-", old, Known(1), origin)
+            if key is not None:
+                self.assign(key, new, origin)
+            return old if clangext.unary_is_postfix(cursor) else new
+        value = self.eval(operand)
+        if not isinstance(value, Known) or isinstance(value.value, str):
+            return value if isinstance(value, Unknown) else Unknown(f"operator {op} on a non-constant", origin)
+        v = value.value
+        try:
+            result = {"-": lambda: -v, "+": lambda: v, "~": lambda: ~int(v), "!": lambda: int(not v)}[op]()
+        except KeyError:
+            return Unknown(f"operator {op}", origin)
+        return Known(result, value.origin, value.via, value.ctype)
+
+    def _binary(self, cursor: ci.Cursor, origin: Loc) -> Value:
+        op = clangext.binary_operator(cursor)
+        kids = expr_children(cursor)
+        if len(kids) != 2:
+            return Unknown("malformed binary expression", origin)
+        lhs_c, rhs_c = kids
+        if op == "=":
+            key = self.lvalue_key(lhs_c)
+            value = self.eval(rhs_c)
+            if key is not None:
+                self.assign(key, value, origin, name=_spelling(lhs_c), source=rhs_c)
+            return value
+        if op == ",":
+            self.eval(lhs_c)
+            return self.eval(rhs_c)
+        lhs = self.eval(lhs_c)
+        if op in ("&&", "||"):
+            if isinstance(lhs, Known) and (bool(lhs.value) == (op == "||")):
+                return Known(int(bool(lhs.value)), origin)
+            if isinstance(lhs, Known):
+                rhs = self.eval(rhs_c)
+            else:
+                self.cond_depth += 1
+                try:
+                    rhs = self.eval(rhs_c)
+                finally:
+                    self.cond_depth -= 1
+            if isinstance(rhs, Known) and isinstance(lhs, Known):
+                return Known(int(bool(rhs.value)), origin)
+            return Unknown(f"logical {op} of non-constants", origin)
+        rhs = self.eval(rhs_c)
+        return self._arith(op, lhs, rhs, origin, cursor.type)
+
+    def _arith(self, op: str, lhs: Value, rhs: Value, origin: Loc, ctype: ci.Type | None = None) -> Value:
+        if isinstance(lhs, Known) and isinstance(rhs, Known):
+            fn = _BINOPS.get(op)
+            if fn is None or isinstance(lhs.value, str) or isinstance(rhs.value, str):
+                return Unknown(f"operator {op}", origin)
+            try:
+                result = fn(lhs.value, rhs.value)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                return Unknown(f"operator {op} failed on constants", origin)
+            if ctype is not None and isinstance(result, int):
+                result = _wrap_int(result, ctype)
+            return Known(result, origin, via="arithmetic")
+        for v in (lhs, rhs):
+            if isinstance(v, Unknown):
+                return v
+        return Unknown(f"operator {op} on non-constant operands", origin)
+
+    def _sizeof(self, cursor: ci.Cursor, origin: Loc) -> Value:
+        tokens = [t.spelling for t in cursor.get_tokens()]
+        word = tokens[0] if tokens else "sizeof"
+        # sizeof(param) / sizeof(T) inside an inlined template: use the caller's argument type.
+        if self.frames and word == "sizeof":
+            kids = list(cursor.get_children())
+            for k in kids:
+                target = strip(k)
+                if target.kind == K.DECL_REF_EXPR and target.referenced is not None \
+                        and target.referenced.kind == K.PARM_DECL:
+                    pusr = target.referenced.get_usr() or target.referenced.spelling
+                    t = self.frame.arg_types.get(pusr)
+                    if t is not None and t.get_size() > 0 and target.type.get_size() <= 0:
+                        return Known(t.get_size(), origin, via=f"sizeof({t.spelling})")
+            if len(tokens) >= 3 and tokens[1] == "(" and tokens[-1] == ")":
+                inner = " ".join(tokens[2:-1])
+                size = self._template_type_size(inner)
+                if size is not None:
+                    return Known(size[0], origin, via=f"sizeof({size[1]})")
+        folded = clangext.evaluate(cursor)
+        if isinstance(folded, int):
+            return Known(folded, origin, via=" ".join(tokens) if len(tokens) < 12 else word)
+        return Unknown(f"{word} of a dependent type", origin)
+
+    def _template_type_size(self, spelling: str) -> tuple[int, str] | None:
+        """Size of a template parameter ``T`` deduced from the inlined call's arguments."""
+        for f in reversed(self.frames):
+            params = [p for p in f.function.get_children() if p.kind == K.PARM_DECL]
+            for p in params:
+                pusr = p.get_usr() or p.spelling
+                if pusr not in f.arg_types:
+                    continue
+                declared = p.type.spelling.replace("const ", "").replace("&", "").replace("*", "").strip()
+                if declared == spelling:
+                    t = f.arg_types[pusr]
+                    canon = t.get_canonical()
+                    if p.type.kind == ci.TypeKind.POINTER and canon.kind == ci.TypeKind.POINTER:
+                        t = canon.get_pointee()
+                    if t.get_size() > 0:
+                        return t.get_size(), t.spelling
+            if f.function.kind != K.FUNCTION_TEMPLATE and f.function.semantic_parent is not None \
+                    and f.function.semantic_parent.kind != K.CLASS_TEMPLATE:
+                break
+        return None
+
+
+def _points_to_const(t: ci.Type) -> bool:
+    canon = t.get_canonical()
+    return canon.kind == ci.TypeKind.POINTER and canon.get_pointee().is_const_qualified()
+
+
+def _is_constant(decl: ci.Cursor) -> bool:
+    if decl.type.is_const_qualified():
+        return True
+    tokens = [t.spelling for t in decl.get_tokens()][:6]
+    return "constexpr" in tokens
+
+
+def _is_arrow(member_ref: ci.Cursor) -> bool:
+    for t in member_ref.get_tokens():
+        if t.spelling == "->":
+            return True
+        if t.spelling == member_ref.spelling:
+            return False
+    return False
+
+
+def _spelling(cursor: ci.Cursor) -> str:
+    tokens = [t.spelling for t in cursor.get_tokens()]
+    text = "".join(tokens) if len(tokens) < 12 else cursor.spelling
+    return text or cursor.spelling

@@ -1,0 +1,103 @@
+"""Abstract values of the static evaluator: known constants, unknowns with a reason,
+addresses of storage, handles of cuBLASLt objects and opaque runtime symbols.
+
+Every value remembers where it came from, so a finding can point at the line that set it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+
+@dataclass(frozen=True)
+class Loc:
+    path: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column}
+
+
+@dataclass(frozen=True)
+class Known:
+    """A value known at compile time. ``via`` says how it was obtained (enum, variable, sizeof…)."""
+
+    value: int | float | str
+    origin: Loc | None = None
+    via: str = ""
+    ctype: str = ""
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+    origin: Loc | None = None
+    ctype: str = ""
+
+
+# A storage location: ("local", frame, usr), ("global", usr), ("member", base, field),
+# ("this", class usr) for an unbound ``this``; ("elem", base, index) for array elements.
+Key = tuple
+
+
+@dataclass(frozen=True)
+class Address:
+    """The address of a storage location (``&x``), with the pointee's C type."""
+
+    key: Key
+    name: str
+    ctype: str = ""
+    origin: Loc | None = None
+
+
+@dataclass(frozen=True)
+class Handle:
+    """A cuBLASLt object created by the analysed code (descriptor, layout, preference)."""
+
+    obj: int
+    origin: Loc | None = None
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A runtime value with a name but no static value: a device pointer, a handle, a stream."""
+
+    name: str
+    ctype: str = ""
+    origin: Loc | None = None
+
+
+Value = Union[Known, Unknown, Address, Handle, Symbol]
+
+
+def is_known(v: Value) -> bool:
+    return isinstance(v, Known)
+
+
+def same(a: Value, b: Value) -> bool:
+    """Two values that are interchangeable for analysis (origins ignored)."""
+    if isinstance(a, Known) and isinstance(b, Known):
+        return a.value == b.value
+    if isinstance(a, Handle) and isinstance(b, Handle):
+        return a.obj == b.obj
+    if isinstance(a, Address) and isinstance(b, Address):
+        return a.key == b.key
+    if isinstance(a, Symbol) and isinstance(b, Symbol):
+        return a.name == b.name
+    return False
+
+
+def describe(v: Value) -> str:
+    if isinstance(v, Known):
+        return repr(v.value)
+    if isinstance(v, Unknown):
+        return f"<unknown: {v.reason}>"
+    if isinstance(v, Address):
+        return f"&{v.name}"
+    if isinstance(v, Handle):
+        return f"<object {v.obj}>"
+    return v.name

@@ -1,0 +1,107 @@
+"""The dependency graph of a file's cuBLASLt configurations (networkx).
+
+Nodes: matmul / heuristic calls, descriptors, layouts, preferences, attribute writes and the
+buffers (operands and attribute pointers). Edges say how they relate:
+``configures`` (attribute write -> object), ``flows_into`` (object -> call, heuristic ->
+matmul) and ``used_by`` (buffer -> call or attribute write).
+"""
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+
+from fusionlint.facts import ApiObject, AttrSet, FileFacts
+from fusionlint.frontend.values import Address, Known, Symbol, Value
+
+
+def _loc(loc) -> str:
+    return f"{loc.line}:{loc.column}" if loc is not None else ""
+
+
+def _value_label(v: Value, name: str | None) -> str:
+    if isinstance(v, Known):
+        return name or repr(v.value)
+    if isinstance(v, (Symbol, Address)):
+        return getattr(v, "name", "")
+    return "?"
+
+
+def _buffer_name(v: Value) -> str | None:
+    if isinstance(v, Symbol) and not v.name.endswith("()"):
+        return v.name
+    if isinstance(v, Address):
+        return v.name
+    return None
+
+
+def build(facts: FileFacts) -> nx.MultiDiGraph:
+    g = nx.MultiDiGraph(path=facts.path)
+
+    def add_object(obj: ApiObject) -> str:
+        node = f"obj{obj.id}"
+        if node not in g:
+            g.add_node(node, kind=obj.kind, label=f"{obj.kind} {obj.name}", created_at=_loc(obj.created_at),
+                       complete=obj.complete)
+        return node
+
+    def add_set(s: AttrSet, idx: int) -> str:
+        node = f"set{idx}"
+        g.add_node(node, kind="attribute_set", label=f"{s.attribute or '?'} = {_value_label(s.value, s.value_name)}",
+                   at=_loc(s.site), conditional=s.conditional)
+        return node
+
+    for i, s in enumerate(facts.attribute_sets):
+        node = add_set(s, i)
+        obj = next((o for o in facts.objects if o.id == s.object_id), None)
+        if obj is not None:
+            g.add_edge(node, add_object(obj), relation="configures")
+        buf = _buffer_name(s.value) if s.attribute and "POINTER" in s.attribute else None
+        if buf:
+            g.add_node(f"buf:{buf}", kind="buffer", label=buf)
+            g.add_edge(f"buf:{buf}", node, relation="used_by")
+    for obj in facts.objects:
+        add_object(obj)
+    for j, cfg in enumerate(facts.configurations):
+        call = f"{cfg.kind}{j}"
+        g.add_node(call, kind=cfg.kind, label=f"{cfg.kind} at {_loc(cfg.site)}", at=_loc(cfg.site),
+                   function=cfg.function)
+        if cfg.desc is not None:
+            g.add_edge(add_object(cfg.desc), call, relation="flows_into", role="desc")
+        for m, layout in cfg.layouts.items():
+            if layout is not None:
+                g.add_edge(add_object(layout), call, relation="flows_into", role=f"{m}desc")
+        if cfg.preference is not None:
+            g.add_edge(add_object(cfg.preference), call, relation="flows_into", role="preference")
+        if cfg.kind == "matmul" and cfg.heuristic_loc is not None:
+            heur = next((f"heuristic{k}" for k, other in enumerate(facts.configurations)
+                         if other.kind == "heuristic" and other.loc == cfg.heuristic_loc), None)
+            if heur is not None:
+                g.add_edge(heur, call, relation="flows_into", role="algo")
+        for role, v in cfg.operands.items():
+            buf = _buffer_name(v)
+            if buf and role in ("A", "B", "C", "D", "workspace", "alpha", "beta"):
+                g.add_node(f"buf:{buf}", kind="buffer", label=buf)
+                g.add_edge(f"buf:{buf}", call, relation="used_by", role=role)
+    return g
+
+
+def to_json(g: nx.MultiDiGraph) -> str:
+    return json.dumps(nx.node_link_data(g, edges="edges"), indent=2, default=str)
+
+
+def to_dot(g: nx.MultiDiGraph) -> str:
+    def q(s: object) -> str:
+        return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    shapes = {"matmul": "box", "heuristic": "box", "descriptor": "box", "buffer": "cylinder",
+              "attribute_set": "note"}
+    lines = [f"digraph {q(g.graph.get('path', 'fusionlint'))} {{", "  rankdir=LR;"]
+    for node, data in g.nodes(data=True):
+        shape = shapes.get(data.get("kind", ""), "ellipse")
+        lines.append(f"  {q(node)} [label={q(data.get('label', node))}, shape={shape}];")
+    for u, v, data in g.edges(data=True):
+        label = data.get("relation", "") + (f" ({data['role']})" if data.get("role") else "")
+        lines.append(f"  {q(u)} -> {q(v)} [label={q(label)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

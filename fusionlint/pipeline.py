@@ -1,0 +1,46 @@
+"""One file through the pipeline: parse -> facts -> rules -> findings, isolated per file."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fusionlint.facts import FileFacts
+from fusionlint.findings import INTERNAL_ERROR, Finding
+from fusionlint.frontend import cublaslt
+from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.rules.engine import run_rules
+from fusionlint.rules.loader import Rule
+
+
+@dataclass
+class FileResult:
+    path: str
+    facts: FileFacts | None = None
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # the file could not be checked
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise ValueError("binary file (NUL bytes), not C++ source")
+    return data.decode("utf-8", errors="replace")
+
+
+def extract_file(path: Path, options: ParseOptions) -> FileFacts:
+    text = _read_text(path)
+    unit = parse_file(path, options, text=text)
+    return cublaslt.extract(unit)
+
+
+def check_file(path: Path, rules: list[Rule], options: ParseOptions, arch: str = "sm_90") -> FileResult:
+    result = FileResult(str(path))
+    try:
+        result.facts = extract_file(path, options)
+        result.findings = run_rules(rules, result.facts, arch)
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        result.error = reason
+        result.findings = [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
+                                   f"file not checked: {reason}")]
+    return result

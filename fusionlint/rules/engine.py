@@ -1,0 +1,173 @@
+"""Evaluate rules on facts. Three-valued: a test on an unknown fact is unknown, and a rule
+fires only when its condition is definitely true."""
+from __future__ import annotations
+
+import string
+from typing import Any
+
+from fusionlint.facts import AttrSet, Configuration, FileFacts
+from fusionlint.findings import Finding, Related
+from fusionlint.frontend.api.model import ApiModel, load_model
+from fusionlint.frontend.values import Known, Loc, Unknown, Value
+from fusionlint.rules import derived
+from fusionlint.rules.loader import Rule
+
+
+class _Absent:
+    """A field nobody set and that has no default."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT = _Absent()
+UNKNOWN = None
+
+
+def _plain(v: Value, name: str | None = None) -> Any:
+    if isinstance(v, Known):
+        return name if name else v.value
+    if isinstance(v, Unknown):
+        return UNKNOWN
+    return "<runtime value>"  # a pointer or handle: present, value not static
+
+
+def attribute_set_view(s: AttrSet, model: ApiModel) -> dict[str, Any]:
+    spec = model.attribute(s.attribute) if s.attribute else None
+    return {
+        "function": s.function, "object_kind": s.object_kind, "attribute": s.attribute,
+        "attribute_type": spec.type if spec else UNKNOWN, "attribute_size": spec.size if spec else UNKNOWN,
+        "size": _plain(s.size), "value": _plain(s.value, s.value_name), "value_name": s.value_name,
+        "buffer": s.buffer, "buffer_type": s.buffer_type or UNKNOWN, "conditional": s.conditional,
+    }
+
+
+def configuration_view(cfg: Configuration) -> dict[str, Any]:
+    view: dict[str, Any] = {"kind": cfg.kind, "operands": {k: _plain(v) for k, v in cfg.operands.items()}}
+    for part, fields in cfg.effective.items():
+        view[part] = {name: _plain(f.value, f.name) for name, f in fields.items()}
+    return view
+
+
+def lookup(view: dict[str, Any], path: str) -> Any:
+    cur: Any = view
+    for step in path.split("."):
+        if not isinstance(cur, dict):
+            return UNKNOWN
+        if step not in cur:
+            return ABSENT
+        cur = cur[step]
+    return cur
+
+
+def _test(value: Any, op: str, arg: Any) -> bool | None:
+    if op == "known":
+        return (value is not UNKNOWN) == arg
+    if op == "present":
+        if value is UNKNOWN:
+            return None
+        return (value is not ABSENT) == arg
+    if value is UNKNOWN or value is ABSENT:
+        return None
+    try:
+        if op == "eq":
+            return value == arg
+        if op == "ne":
+            return value != arg
+        if op == "in":
+            return value in arg
+        if op == "not_in":
+            return value not in arg
+        if op in ("lt", "le", "gt", "ge"):
+            if not isinstance(value, (int, float)):
+                return None
+            return {"lt": value < arg, "le": value <= arg, "gt": value > arg, "ge": value >= arg}[op]
+        if op in ("multiple_of", "not_multiple_of"):
+            if not isinstance(value, int):
+                return None
+            return (value % arg == 0) == (op == "multiple_of")
+    except TypeError:
+        return None
+    raise ValueError(f"unknown operator {op}")
+
+
+def evaluate(cond: dict, view: dict[str, Any], complete: bool = True) -> bool | None:
+    """Kleene logic over the condition tree. ``complete`` is false when some writes to the
+    objects were not resolved: then 'absent' can not be concluded."""
+    if "all" in cond:
+        results = [evaluate(c, view, complete) for c in cond["all"]]
+        if any(r is False for r in results):
+            return False
+        return True if all(r is True for r in results) else None
+    if "any" in cond:
+        results = [evaluate(c, view, complete) for c in cond["any"]]
+        if any(r is True for r in results):
+            return True
+        return False if all(r is False for r in results) else None
+    if "not" in cond:
+        r = evaluate(cond["not"], view, complete)
+        return None if r is None else not r
+    if "fact" in cond:
+        value = lookup(view, cond["fact"])
+        if value is ABSENT and not complete:
+            value = UNKNOWN
+    else:
+        value = derived.REGISTRY[cond["derived"]](view)
+    op = next(k for k in cond if k not in ("fact", "derived"))
+    return _test(value, op, cond[op])
+
+
+class _Fields(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def render(template: str, view: dict[str, Any]) -> str:
+    """Fill ``{fact.path}`` / ``{derived_name}`` placeholders; unknown ones stay as written."""
+    out = []
+    for literal, field_name, _spec, _conv in string.Formatter().parse(template):
+        out.append(literal)
+        if field_name is None:
+            continue
+        if field_name in derived.REGISTRY:
+            value = derived.REGISTRY[field_name](view)
+        else:
+            value = lookup(view, field_name)
+        out.append("unknown" if value is UNKNOWN else str(value))
+    return "".join(out)
+
+
+def _finding(rule: Rule, view: dict[str, Any], at: Loc, related: tuple[Related, ...] = ()) -> Finding:
+    return Finding(code=rule.id, name=rule.name, severity=rule.severity, path=at.path, line=at.line,
+                   column=at.column, message=render(rule.message, view), fix=render(rule.fix, view),
+                   related=related)
+
+
+def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: ApiModel | None = None) -> list[Finding]:
+    model = model or load_model()
+    active = [r for r in rules if r.applies_to(arch)]
+    findings: list[Finding] = []
+    by_scope: dict[str, list[Rule]] = {}
+    for r in active:
+        by_scope.setdefault(r.scope, []).append(r)
+    for s in facts.attribute_sets:
+        view = attribute_set_view(s, model)
+        view["arch"] = arch
+        for rule in by_scope.get("attribute_set", []):
+            if evaluate(rule.when, view) is True:
+                related = ()
+                if s.site != s.loc:
+                    related = (Related(s.loc.path, s.loc.line, s.loc.column, f"{s.function} called here"),)
+                findings.append(_finding(rule, view, s.site, related))
+    for cfg in facts.configurations:
+        view = configuration_view(cfg)
+        view["arch"] = arch
+        complete = all(o.complete for o in [cfg.desc, *cfg.layouts.values(), cfg.preference] if o is not None)
+        for rule in by_scope.get("configuration", []):
+            if evaluate(rule.when, view, complete) is True:
+                related = ()
+                if cfg.desc is not None:
+                    related = (Related(cfg.desc.created_at.path, cfg.desc.created_at.line,
+                                       cfg.desc.created_at.column, "matmul descriptor created here"),)
+                findings.append(_finding(rule, view, cfg.site, related))
+    return findings

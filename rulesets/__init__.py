@@ -1,0 +1,1 @@
+"""fusionlint's built-in rulesets (YAML data; installed as the package ``fusionlint.rulesets``)."""
