@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-NVCC_FLAGS = ["-x", "cu", "-std=c++17", "-O2", "-arch=sm_90a", "-lcublasLt", "-lcublas"]
+NVCC_FLAGS = ["-std=c++17", "-O2", "-arch=sm_90a", "-lcublasLt", "-lcublas"]
 
 
 @dataclass
@@ -49,7 +49,7 @@ def machine_description() -> str:
 
 def build_and_run(source: Path, workdir: Path, timeout: int = 120) -> Outcome:
     exe = workdir / (source.stem + ".bin")
-    cmd = ["nvcc", str(source), "-o", str(exe), *NVCC_FLAGS]
+    cmd = ["nvcc", "-x", "cu", str(source), "-o", str(exe), *NVCC_FLAGS]
     b = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if b.returncode != 0:
         return Outcome(str(source), " ".join(cmd), b.returncode, (b.stdout + b.stderr)[-4000:], None, "")
