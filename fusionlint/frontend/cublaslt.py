@@ -193,12 +193,11 @@ class CublasLtHandler:
     def _matmul(self, interp: Interpreter, call: ci.Cursor, args: list[Value], loc: Loc) -> None:
         named = dict(zip(MATMUL_ARGS, args))
         desc = self._object(named.get("desc", Unknown("")))
-        pref_v: Value = Unknown("no heuristic query for this descriptor")
         heur_loc = None
         if desc is not None and desc.id in self.heuristics:
             heur_loc, hargs, _, _, _ = self.heuristics[desc.id]
-            pref_v = hargs.get("preference", pref_v)
-        named["preference"] = pref_v
+            if "preference" in hargs:
+                named["preference"] = hargs["preference"]
         cfg = self._config("matmul", loc, interp.user_site(loc), _function_name(interp), named,
                            interp.cond_depth > 0)
         cfg.heuristic_loc = heur_loc
@@ -268,9 +267,8 @@ class CublasLtHandler:
                                               "preference": cfg.preference}
         for part, obj in parts.items():
             if obj is None:
-                if part != "preference" or cfg.kind != "descriptor":
-                    if cfg.kind != "descriptor" or part == "matmul_desc":
-                        cfg.unknowns.append(f"{part}: the object did not resolve")
+                if cfg.kind != "descriptor" and (part != "preference" or cfg.heuristic_loc is not None):
+                    cfg.unknowns.append(f"{part}: the object did not resolve")
                 continue
             fields = self.effective_fields(obj)
             cfg.effective[part] = fields

@@ -117,6 +117,7 @@ class Interpreter:
         self._frame_ids = 0
         self._steps = 0
         self._relevant: dict[str, bool] = {}
+        self._decls: dict[Key, ci.Cursor] = {}  # global/static variables met, for their initializers
         self.call_stack: list[str] = []
         self.sites: list[Loc] = []  # call sites of the inlined calls now running, outermost first
 
@@ -214,6 +215,9 @@ class Interpreter:
     def load(self, key: Key, origin: Loc | None = None) -> Value:
         if key in self.env:
             return self.env[key]
+        decl = self._decls.get(key)
+        if decl is not None:
+            return self._initial_value(decl, origin)
         return Unknown("value not set on this path", origin)
 
     def invalidate(self, key: Key, reason: str, origin: Loc) -> None:
@@ -249,11 +253,12 @@ class Interpreter:
                         frame.aliases[pusr] = key
                 if cur is not None:
                     frame.arg_types[pusr] = strip(cur).type
-                frame.bindings[pusr] = value
             else:
                 default = expr_children(p)
-                frame.bindings[pusr] = (self.eval(default[-1]) if default
-                                        else Unknown(f"parameter {p.spelling} has no argument", loc_of(p)))
+                value = self.eval(default[-1]) if default else _parameter_value(fn, p)
+            frame.bindings[pusr] = value
+            if pusr not in frame.aliases:
+                self.env[("param", frame.id, pusr)] = value
         self.frames.append(frame)
         self.call_stack.append(usr)
         try:
@@ -322,7 +327,9 @@ class Interpreter:
                         self.invalidate(key, f"passed by reference to {name}() at line {origin.line}", origin)
         if isinstance(folded, (int, float)):
             return Known(folded, origin, via=f"{name}()")
-        return Symbol(f"{name}()", cursor.type.spelling, origin)
+        if _is_runtime_object(cursor.type):
+            return Symbol(f"{name}()", cursor.type.spelling, origin)
+        return Unknown(f"result of {name}() at line {origin.line}", origin, cursor.type.spelling)
 
     # ---- statements -----------------------------------------------------------------------
     def exec(self, stmt: ci.Cursor) -> None:
@@ -444,7 +451,7 @@ class Interpreter:
         for key in set().union(*outcomes):
             vals = [o.get(key) for o in outcomes]
             first = vals[0]
-            if first is not None and all(v is not None and same(first, v) for v in vals[1:]):
+            if first is not None and all(v is first or (v is not None and same(first, v)) for v in vals[1:]):
                 merged[key] = first
             else:
                 known = next((v for v in vals if v is not None), None)
@@ -564,7 +571,10 @@ class Interpreter:
                     return self.frame.aliases[pusr]
                 return ("param", self.frame.id, pusr)
             if ref.kind == K.VAR_DECL:
-                return self.var_key(ref)
+                key = self.var_key(ref)
+                if key[0] == "global":
+                    self._decls[key] = ref
+                return key
             return None
         if c.kind == K.MEMBER_REF_EXPR:
             kids = expr_children(c)
@@ -725,17 +735,12 @@ class Interpreter:
             if key in self.env:
                 return self.env[key]
             if _is_constant(ref) or key[0] == "global":
-                init = [c for c in ref.get_children() if c.kind not in NON_EXPR_CHILDREN]
-                if init:
-                    value = self.eval(init[-1])
-                    if isinstance(value, Known):
-                        kind = "constant" if _is_constant(ref) else "global variable"
-                        return Known(value.value, value.origin or loc_of(ref), value.via or f"{kind} {ref.spelling}",
-                                     ref.type.spelling)
-                    return value
-                folded = clangext.evaluate(cursor)
-                if isinstance(folded, (int, float)):
-                    return Known(folded, loc_of(ref), via=f"constant {ref.spelling}")
+                value = self._initial_value(ref, origin)
+                if isinstance(value, Unknown):
+                    folded = clangext.evaluate(cursor)
+                    if isinstance(folded, (int, float)):
+                        return Known(folded, loc_of(ref), via=f"constant {ref.spelling}")
+                return value
             return Unknown(f"{ref.spelling} has no known value here", origin)
         if ref.kind in FUNCTION_KINDS:
             return Symbol(ref.spelling, ref.type.spelling, origin)
@@ -743,6 +748,18 @@ class Interpreter:
         if isinstance(folded, (int, float)):
             return Known(folded, origin, via=ref.spelling)
         return Unknown(f"{ref.spelling} ({ref.kind.name.lower()})", origin)
+
+    def _initial_value(self, decl: ci.Cursor, origin: Loc | None) -> Value:
+        """A constant's or a never-reassigned global's value, from its initializer."""
+        init = [c for c in decl.get_children() if c.kind not in NON_EXPR_CHILDREN]
+        if not init:
+            return Unknown(f"{decl.spelling} has no initializer", origin)
+        value = self.eval(init[-1])
+        if isinstance(value, Known):
+            kind = "constant" if _is_constant(decl) else "global variable"
+            return Known(value.value, value.origin or loc_of(decl), value.via or f"{kind} {decl.spelling}",
+                         decl.type.spelling)
+        return value
 
     def _unary(self, cursor: ci.Cursor, origin: Loc) -> Value:
         op = clangext.unary_operator(cursor)
@@ -871,6 +888,23 @@ class Interpreter:
                     and f.function.semantic_parent.kind != K.CLASS_TEMPLATE:
                 break
         return None
+
+
+_RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVALUEREFERENCE,
+                       ci.TypeKind.RVALUEREFERENCE, ci.TypeKind.MEMBERPOINTER}
+
+
+def _is_runtime_object(t: ci.Type) -> bool:
+    """Pointers, handles and objects: things whose identity matters, not a numeric value."""
+    return t.get_canonical().kind in _RUNTIME_TYPE_KINDS
+
+
+def _parameter_value(fn: ci.Cursor, param: ci.Cursor) -> Value:
+    """The value of a parameter of a function analysed without a caller."""
+    if _is_runtime_object(param.type):
+        return Symbol(param.spelling, param.type.spelling, loc_of(param))
+    return Unknown(f"{param.spelling} is a parameter of {fn.spelling}(); its value comes from the caller",
+                   loc_of(param), param.type.spelling)
 
 
 def _points_to_const(t: ci.Type) -> bool:

@@ -20,7 +20,15 @@ class _Absent:
         return "absent"
 
 
+class _Runtime:
+    """A pointer, handle or object: present at run time, with no static value."""
+
+    def __repr__(self) -> str:
+        return "runtime value"
+
+
 ABSENT = _Absent()
+RUNTIME = _Runtime()
 UNKNOWN = None
 
 
@@ -29,7 +37,7 @@ def _plain(v: Value, name: str | None = None) -> Any:
         return name if name else v.value
     if isinstance(v, Unknown):
         return UNKNOWN
-    return "<runtime value>"  # a pointer or handle: present, value not static
+    return RUNTIME
 
 
 def attribute_set_view(s: AttrSet, model: ApiModel) -> dict[str, Any]:
@@ -62,11 +70,13 @@ def lookup(view: dict[str, Any], path: str) -> Any:
 
 def _test(value: Any, op: str, arg: Any) -> bool | None:
     if op == "known":
-        return (value is not UNKNOWN) == arg
+        return (value is not UNKNOWN and value is not RUNTIME and value is not ABSENT) == arg
     if op == "present":
         if value is UNKNOWN:
             return None
         return (value is not ABSENT) == arg
+    if value is RUNTIME:
+        return None if op != "ne" or arg not in (0, None) else True  # a live pointer is not null
     if value is UNKNOWN or value is ABSENT:
         return None
     try:
@@ -115,11 +125,6 @@ def evaluate(cond: dict, view: dict[str, Any], complete: bool = True) -> bool | 
         value = derived.REGISTRY[cond["derived"]](view)
     op = next(k for k in cond if k not in ("fact", "derived"))
     return _test(value, op, cond[op])
-
-
-class _Fields(dict):
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
 
 
 def render(template: str, view: dict[str, Any]) -> str:
