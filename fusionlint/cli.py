@@ -89,6 +89,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     failed = 0
     for f in files:
         result = check_file(f, rules, options, args.arch)
+        if result.skipped:
+            print(f"fusionlint: {f}: skipped: {result.skipped}", file=sys.stderr)
         if result.error:
             failed += 1
             print(f"fusionlint: {f}: {result.error}", file=sys.stderr)
@@ -104,7 +106,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
-    from fusionlint.pipeline import extract_file
+    from fusionlint.pipeline import SkipFile, extract_file
 
     files = _collect(args.paths)
     options = _parse_options(args)
@@ -112,6 +114,9 @@ def cmd_facts(args: argparse.Namespace) -> int:
     for f in files:
         try:
             facts = extract_file(f, options)
+        except SkipFile as exc:
+            print(f"fusionlint: {f}: skipped: {exc}", file=sys.stderr)
+            continue
         except Exception as exc:  # noqa: BLE001 - report and go on with the other files
             print(f"fusionlint: {f}: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
             continue

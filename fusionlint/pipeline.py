@@ -12,18 +12,23 @@ from fusionlint.rules.engine import run_rules
 from fusionlint.rules.loader import Rule
 
 
+class SkipFile(Exception):
+    """A file that is not C++ source after all (e.g. binary content behind a .h name)."""
+
+
 @dataclass
 class FileResult:
     path: str
     facts: FileFacts | None = None
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # the file could not be checked
+    skipped: str | None = None  # the file is not source code
 
 
 def _read_text(path: Path) -> str:
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
-        raise ValueError("binary file (NUL bytes), not C++ source")
+        raise SkipFile("binary content (NUL bytes), not C++ source")
     return data.decode("utf-8", errors="replace")
 
 
@@ -38,6 +43,8 @@ def check_file(path: Path, rules: list[Rule], options: ParseOptions, arch: str =
     try:
         result.facts = extract_file(path, options)
         result.findings = run_rules(rules, result.facts, arch)
+    except SkipFile as exc:
+        result.skipped = str(exc)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
         result.error = reason

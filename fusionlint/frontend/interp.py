@@ -495,7 +495,11 @@ class Interpreter:
         arg_cursors = list(ctor_call.get_arguments())
         args = [self.eval(a) for a in arg_cursors]
         if target is not None:
-            self.invoke(target, arg_cursors, args, this_key=key)
+            self.sites.append(loc_of(ctor_call))
+            try:
+                self.invoke(target, arg_cursors, args, this_key=key)
+            finally:
+                self.sites.pop()
         elif len(args) == 1 and arg_cursors:  # copy construction
             src = self.lvalue_key(arg_cursors[0])
             if src is not None:

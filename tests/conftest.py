@@ -1,0 +1,40 @@
+"""Shared helpers: parse each fixture once per header mode and reuse the facts."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from fusionlint.facts import Configuration, FileFacts
+from fusionlint.frontend.parse import ParseOptions
+from fusionlint.pipeline import extract_file
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+
+
+@lru_cache(maxsize=None)
+def facts_of(path: str, system_headers: bool = True) -> FileFacts:
+    return extract_file(Path(path), ParseOptions(use_system_headers=system_headers))
+
+
+def params(cfg: Configuration, part: str) -> dict:
+    """``{field: enum name | int | None(unknown) | 'runtime'}`` of one part of a configuration."""
+    from fusionlint.frontend.values import Known, Unknown
+
+    out = {}
+    for name, f in cfg.effective[part].items():
+        if isinstance(f.value, Known):
+            out[name] = f.name or f.value.value
+        elif isinstance(f.value, Unknown):
+            out[name] = None
+        else:
+            out[name] = "runtime"
+    return out
+
+
+@pytest.fixture(params=[True, False], ids=["system-headers", "stand-ins-only"])
+def system_headers(request) -> bool:
+    """Run a test with the machine's CUDA headers (if any) and with fusionlint's stand-ins only."""
+    return request.param
