@@ -17,18 +17,23 @@ int main() {
   const float host_scales[2] = {2.0f, 0.5f};
   __nv_fp8_e4m3 *A, *B;
   __nv_bfloat16 *D;
-  float *scales;
+  float *a_scale_dev, *b_scale_dev;  // separate allocations: see the note below
   void *workspace;
   const size_t workspace_size = 32u << 20;
   cudaMalloc(&A, qA.size());
   cudaMalloc(&B, qB.size());
   cudaMalloc(&D, bD.size() * sizeof(__nv_bfloat16));
-  cudaMalloc(&scales, sizeof(host_scales));
+  cudaMalloc(&a_scale_dev, sizeof(float));
+  cudaMalloc(&b_scale_dev, sizeof(float));
   cudaMalloc(&workspace, workspace_size);
   cudaMemcpy(A, qA.data(), qA.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(B, qB.data(), qB.size(), cudaMemcpyHostToDevice);
-  cudaMemcpy(scales, host_scales, sizeof(host_scales), cudaMemcpyHostToDevice);
-  const float *a_scale = scales, *b_scale = scales + 1;
+  cudaMemcpy(a_scale_dev, &host_scales[0], sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(b_scale_dev, &host_scales[1], sizeof(float), cudaMemcpyHostToDevice);
+  // Observed on the H200 (cuBLASLt 13.1): with both scales in one allocation (b_scale =
+  // scales + 1, 4-byte aligned) the heuristic succeeds but cublasLtMatmul returns
+  // CUBLAS_STATUS_NOT_SUPPORTED. One allocation per scale works.
+  const float *a_scale = a_scale_dev, *b_scale = b_scale_dev;
 
   cublasLtHandle_t lt;
   cublasLtCreate(&lt);
