@@ -12,7 +12,7 @@ from pathlib import Path
 from fusionlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "facts", "graph", "rule")
+COMMANDS = ("check", "facts", "graph", "rule", "test-rules")
 
 
 class UsageError(Exception):
@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", nargs="?", metavar="FLnnn")
     rule.add_argument("--all", action="store_true", help="list every rule")
     rule.add_argument("--ruleset", action="append", metavar="FILE")
+    rule.add_argument("--output-format", choices=["text", "json"], default="text")
+
+    test = sub.add_parser("test-rules", help="check ruleid/ok-annotated fixture files against the rules")
+    test.add_argument("paths", nargs="*", metavar="PATH", default=["fixtures"])
+    test.add_argument("--ruleset", action="append", metavar="FILE")
+    test.add_argument("--arch", default="sm_90")
+    _add_frontend_args(test)
     return parser
 
 
@@ -145,19 +152,48 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
-    from fusionlint.rules.docs import describe
+    from fusionlint.rules.docs import describe, rule_dict
     from fusionlint.rules.loader import load_rules
 
     rules = load_rules(args.ruleset)
-    if args.all or not args.code:
+    if not (args.all or args.code):
+        raise UsageError("name a rule (FLnnn) or use --all")
+    if not args.all:
+        rules = [r for r in rules if r.id == args.code.upper()]
+        if not rules:
+            raise UsageError(f"unknown rule {args.code} (see 'fusionlint rule --all')")
+    if args.output_format == "json":
+        json.dump([rule_dict(r) for r in rules], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.all:
         for r in rules:
             print(f"{r.id}  {r.severity:<7}  {r.name}")
-        return EXIT_CLEAN
-    match = [r for r in rules if r.id == args.code.upper()]
-    if not match:
-        raise UsageError(f"unknown rule {args.code} (see 'fusionlint rule --all')")
-    print(describe(match[0]))
+    else:
+        print(describe(rules[0]))
     return EXIT_CLEAN
+
+
+def cmd_test_rules(args: argparse.Namespace) -> int:
+    from fusionlint.rules.loader import load_rules
+    from fusionlint.rules.selftest import annotated_files, check_fixture
+
+    rules = load_rules(args.ruleset)
+    files = annotated_files([Path(p) for p in args.paths])
+    if not files:
+        raise UsageError(f"no annotated fixtures under {' '.join(args.paths)}")
+    options = _parse_options(args)
+    failed = 0
+    for f in files:
+        r = check_fixture(f, rules, options, args.arch)
+        for code, line in sorted(r.missed):
+            print(f"{f}:{line}: missed: expected {code} here")
+        for code, line in sorted(r.unexpected):
+            print(f"{f}:{line}: unexpected: {code} reported here")
+        if r.error:
+            print(f"{f}:1: error: {r.error}")
+        failed += not r.ok
+    print(f"{len(files) - failed} passed, {failed} failed")
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     from fusionlint.rules.loader import RulesetError
 
-    handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule}
+    handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
+                "test-rules": cmd_test_rules}
     try:
         return handlers[args.command](args)
     except (UsageError, RulesetError) as exc:

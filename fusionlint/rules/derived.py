@@ -35,3 +35,235 @@ def size_matches_attribute(view: View) -> bool | None:
     if not isinstance(size, int) or not isinstance(expected, int):
         return None
     return size == expected
+
+
+# ---- cuBLASLt configuration quantities --------------------------------------------------------
+FP8_TYPES = {"CUDA_R_8F_E4M3", "CUDA_R_8F_E5M2"}
+TRANSPOSED = {"CUBLAS_OP_T", "CUBLAS_OP_C"}
+AUX_GELU = {"CUBLASLT_EPILOGUE_GELU_AUX", "CUBLASLT_EPILOGUE_GELU_AUX_BIAS", "CUBLASLT_EPILOGUE_DGELU",
+            "CUBLASLT_EPILOGUE_DGELU_BGRAD"}
+AUX_RELU = {"CUBLASLT_EPILOGUE_RELU_AUX", "CUBLASLT_EPILOGUE_RELU_AUX_BIAS", "CUBLASLT_EPILOGUE_DRELU",
+            "CUBLASLT_EPILOGUE_DRELU_BGRAD"}
+BIAS_INPUT = {"CUBLASLT_EPILOGUE_BIAS", "CUBLASLT_EPILOGUE_RELU_BIAS", "CUBLASLT_EPILOGUE_RELU_AUX_BIAS",
+              "CUBLASLT_EPILOGUE_GELU_BIAS", "CUBLASLT_EPILOGUE_GELU_AUX_BIAS"}
+ELEMENT_BYTES = {"CUDA_R_64F": 8, "CUDA_R_32F": 4, "CUDA_R_32I": 4, "CUDA_R_16F": 2, "CUDA_R_16BF": 2,
+                 "CUDA_R_8F_E4M3": 1, "CUDA_R_8F_E5M2": 1, "CUDA_R_8I": 1, "CUDA_R_8U": 1}
+
+
+def _get(view: View, path: str) -> Any:
+    cur: Any = view
+    for step in path.split("."):
+        if not isinstance(cur, dict) or step not in cur:
+            return None
+        cur = cur[step]
+    return cur if isinstance(cur, (str, int, float)) and not isinstance(cur, bool) else None
+
+
+def _layout(view: View, m: str, name: str) -> Any:
+    return _get(view, f"layout_{m}.{name}")
+
+
+@derived("fp8_inputs")
+def fp8_inputs(view: View) -> bool | None:
+    """Are A and B both FP8 (E4M3/E5M2)?"""
+    a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
+    if a is None or b is None:
+        return None
+    return a in FP8_TYPES and b in FP8_TYPES
+
+
+@derived("any_fp8_input")
+def any_fp8_input(view: View) -> bool | None:
+    a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
+    if a in FP8_TYPES or b in FP8_TYPES:
+        return True
+    if a is None or b is None:
+        return None
+    return False
+
+
+def _k_major(order: Any, trans: Any, transposed_means_k_major: bool) -> bool | None:
+    if order is None or trans is None:
+        return None
+    if order not in ("CUBLASLT_ORDER_COL", "CUBLASLT_ORDER_ROW"):
+        return None
+    flipped = (trans in TRANSPOSED) == transposed_means_k_major
+    return flipped if order == "CUBLASLT_ORDER_COL" else not flipped
+
+
+@derived("a_k_major")
+def a_k_major(view: View) -> bool | None:
+    """Is K the contiguous dimension of A in memory (column-major A transposed, or row-major A)?"""
+    return _k_major(_layout(view, "A", "ORDER"), _get(view, "matmul_desc.TRANSA"), True)
+
+
+@derived("b_k_major")
+def b_k_major(view: View) -> bool | None:
+    """Is K the contiguous dimension of B (column-major B not transposed, or row-major B transposed)?"""
+    return _k_major(_layout(view, "B", "ORDER"), _get(view, "matmul_desc.TRANSB"), False)
+
+
+@derived("fp8_ab_pair_supported")
+def fp8_ab_pair_supported(view: View) -> bool | None:
+    """A x B is one of E4M3xE4M3, E4M3xE5M2, E5M2xE4M3 (cuBLASLt's FP8 table)."""
+    a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
+    if a is None or b is None:
+        return None
+    return (a, b) in {("CUDA_R_8F_E4M3", "CUDA_R_8F_E4M3"), ("CUDA_R_8F_E4M3", "CUDA_R_8F_E5M2"),
+                      ("CUDA_R_8F_E5M2", "CUDA_R_8F_E4M3")}
+
+
+@derived("fp8_cd_supported")
+def fp8_cd_supported(view: View) -> bool | None:
+    """C/D types allowed for an FP8 GEMM (cuBLASLt's FP8 table, checked on the H200)."""
+    a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
+    c, d = _layout(view, "C", "TYPE"), _layout(view, "D", "TYPE")
+    if None in (a, b, c, d):
+        return None
+    if d in ("CUDA_R_16BF", "CUDA_R_16F", "CUDA_R_32F"):
+        return c == d
+    if d == "CUDA_R_8F_E4M3":
+        return c in ("CUDA_R_16BF", "CUDA_R_16F")
+    if d == "CUDA_R_8F_E5M2":
+        return c in ("CUDA_R_16BF", "CUDA_R_16F") and "CUDA_R_8F_E5M2" in (a, b)
+    return False
+
+
+_SCALE_FOR_COMPUTE = {
+    "CUBLAS_COMPUTE_16F": {"CUDA_R_16F"}, "CUBLAS_COMPUTE_16F_PEDANTIC": {"CUDA_R_16F"},
+    "CUBLAS_COMPUTE_32F": {"CUDA_R_32F", "CUDA_C_32F"}, "CUBLAS_COMPUTE_32F_PEDANTIC": {"CUDA_R_32F", "CUDA_C_32F"},
+    "CUBLAS_COMPUTE_32F_FAST_16F": {"CUDA_R_32F", "CUDA_C_32F"},
+    "CUBLAS_COMPUTE_32F_FAST_16BF": {"CUDA_R_32F", "CUDA_C_32F"},
+    "CUBLAS_COMPUTE_32F_FAST_TF32": {"CUDA_R_32F", "CUDA_C_32F"},
+    "CUBLAS_COMPUTE_64F": {"CUDA_R_64F", "CUDA_C_64F"}, "CUBLAS_COMPUTE_64F_PEDANTIC": {"CUDA_R_64F", "CUDA_C_64F"},
+    "CUBLAS_COMPUTE_32I": {"CUDA_R_32I", "CUDA_R_32F"}, "CUBLAS_COMPUTE_32I_PEDANTIC": {"CUDA_R_32I", "CUDA_R_32F"},
+}
+
+
+@derived("scale_type_matches_compute")
+def scale_type_matches_compute(view: View) -> bool | None:
+    """Is the scale type one that cuBLASLt's type table pairs with this compute type?"""
+    compute, scale = _get(view, "matmul_desc.COMPUTE_TYPE"), _get(view, "matmul_desc.SCALE_TYPE")
+    if compute is None or scale is None or compute not in _SCALE_FOR_COMPUTE:
+        return None
+    return scale in _SCALE_FOR_COMPUTE[compute]
+
+
+@derived("expected_scale_types")
+def expected_scale_types(view: View) -> str | None:
+    compute = _get(view, "matmul_desc.COMPUTE_TYPE")
+    allowed = _SCALE_FOR_COMPUTE.get(compute or "")
+    return " or ".join(sorted(t for t in allowed if t.startswith("CUDA_R"))) if allowed else None
+
+
+@derived("c_d_same_type")
+def c_d_same_type(view: View) -> bool | None:
+    c, d = _layout(view, "C", "TYPE"), _layout(view, "D", "TYPE")
+    return None if c is None or d is None else c == d
+
+
+@derived("c_d_same_order")
+def c_d_same_order(view: View) -> bool | None:
+    c, d = _layout(view, "C", "ORDER"), _layout(view, "D", "ORDER")
+    return None if c is None or d is None else c == d
+
+
+@derived("d_is_fp8")
+def d_is_fp8(view: View) -> bool | None:
+    d = _layout(view, "D", "TYPE")
+    return None if d is None else d in FP8_TYPES
+
+
+@derived("aux_epilogue_family")
+def aux_epilogue_family(view: View) -> str | None:
+    """'gelu' or 'relu' for epilogues that read or write the aux buffer, 'none' otherwise."""
+    epi = _get(view, "matmul_desc.EPILOGUE")
+    if epi is None:
+        return None
+    return "gelu" if epi in AUX_GELU else "relu" if epi in AUX_RELU else "none"
+
+
+@derived("aux_ld_multiple")
+def aux_ld_multiple(view: View) -> int | None:
+    """The multiple EPILOGUE_AUX_LD must have: 8 elements (GELU input) or 128 (ReLU bit-mask)."""
+    family = aux_epilogue_family(view)
+    return {"gelu": 8, "relu": 128}.get(family or "")
+
+
+@derived("aux_ld_valid")
+def aux_ld_valid(view: View) -> bool | None:
+    """EPILOGUE_AUX_LD >= rows(D) and a multiple of 8 (GELU) / 128 (ReLU)."""
+    ld, rows, multiple = _get(view, "matmul_desc.EPILOGUE_AUX_LD"), _layout(view, "D", "ROWS"), aux_ld_multiple(view)
+    if ld is None or rows is None or multiple is None:
+        return None
+    return ld >= rows and ld % multiple == 0
+
+
+@derived("bias_epilogue")
+def bias_epilogue(view: View) -> bool | None:
+    """Does the epilogue read a bias vector?"""
+    epi = _get(view, "matmul_desc.EPILOGUE")
+    return None if epi is None else epi in BIAS_INPUT
+
+
+@derived("expected_bias_type")
+def expected_bias_type(view: View) -> str | None:
+    """Bias type cuBLASLt accepts: the D type; for FP8 GEMMs the FP8 table's bias column."""
+    d, c = _layout(view, "D", "TYPE"), _layout(view, "C", "TYPE")
+    fp8 = fp8_inputs(view)
+    if d is None or fp8 is None:
+        return None
+    if not fp8:
+        return d
+    if d in ("CUDA_R_16BF", "CUDA_R_16F"):
+        return d
+    if d == "CUDA_R_32F":
+        return "CUDA_R_16BF"
+    return c  # FP8 output: the C type
+
+
+@derived("bias_type_valid")
+def bias_type_valid(view: View) -> bool | None:
+    bias, expected = _get(view, "matmul_desc.BIAS_DATA_TYPE"), expected_bias_type(view)
+    if bias is None or expected is None:
+        return None
+    return bias == expected
+
+
+@derived("batch_counts_equal")
+def batch_counts_equal(view: View) -> bool | None:
+    counts = [_layout(view, m, "BATCH_COUNT") for m in "ABCD"]
+    if any(c is None for c in counts):
+        return None
+    return len(set(counts)) == 1
+
+
+@derived("batch_counts")
+def batch_counts(view: View) -> str:
+    return ", ".join(f"{m}={_layout(view, m, 'BATCH_COUNT')}" for m in "ABCD")
+
+
+@derived("fp8_16_byte_aligned")
+def fp8_16_byte_aligned(view: View) -> bool | None:
+    """FP8: lda, ldb and the K extent multiples of 16 elements; ldc/ldd multiples of 16 bytes."""
+    values = []
+    for m in "AB":
+        values.append(_layout(view, m, "LD"))
+    a_order, transa = _layout(view, "A", "ORDER"), _get(view, "matmul_desc.TRANSA")
+    if a_order == "CUBLASLT_ORDER_COL" and transa is not None:
+        values.append(_layout(view, "A", "ROWS" if transa in TRANSPOSED else "COLS"))
+    for m in "CD":
+        ld, t = _layout(view, m, "LD"), _layout(view, m, "TYPE")
+        values.append(ld * ELEMENT_BYTES[t] if isinstance(ld, int) and t in ELEMENT_BYTES else None)
+    known = [v for v in values if isinstance(v, int)]
+    if any(v % 16 for v in known):
+        return False
+    return True if len(known) == len(values) else None
+
+
+@derived("k_extent")
+def k_extent(view: View) -> int | None:
+    order, transa = _layout(view, "A", "ORDER"), _get(view, "matmul_desc.TRANSA")
+    if order != "CUBLASLT_ORDER_COL" or transa is None:
+        return None
+    return _layout(view, "A", "ROWS" if transa in TRANSPOSED else "COLS")

@@ -32,3 +32,11 @@ def describe(rule: Rule) -> str:
             parts.append(wrap("observed: " + ev["observed"]))
     parts += ["", f"Defined at {rule.source}"]
     return "\n".join(parts)
+
+
+def rule_dict(rule: Rule) -> dict:
+    """JSON form for ``fusionlint rule --output-format json``."""
+    return {"id": rule.id, "name": rule.name, "severity": rule.severity, "scope": rule.scope,
+            "arch": list(rule.arch), "summary": " ".join(rule.summary.split()),
+            "message": " ".join(rule.message.split()), "fix": " ".join(rule.fix.split()),
+            "references": list(rule.references), "evidence": rule.evidence, "defined_at": rule.source}

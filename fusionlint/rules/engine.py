@@ -164,15 +164,36 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
                 if s.site != s.loc:
                     related = (Related(s.loc.path, s.loc.line, s.loc.column, f"{s.function} called here"),)
                 findings.append(_finding(rule, view, s.site, related))
+    heuristic_sites = {c.loc for c in facts.configurations if c.kind == "heuristic"}
+    matmul_heuristics = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
     for cfg in facts.configurations:
         view = configuration_view(cfg)
         view["arch"] = arch
         complete = all(o.complete for o in [cfg.desc, *cfg.layouts.values(), cfg.preference] if o is not None)
         for rule in by_scope.get("configuration", []):
+            # Judge each GEMM once: at its heuristic query, or at the matmul for failures that
+            # cuBLASLt only reports there.
+            if rule.at == "matmul" and cfg.kind == "heuristic" and cfg.loc in matmul_heuristics:
+                continue
+            if rule.at != "matmul" and cfg.kind == "matmul" and cfg.heuristic_loc in heuristic_sites:
+                continue
             if evaluate(rule.when, view, complete) is True:
                 related = ()
                 if cfg.desc is not None:
                     related = (Related(cfg.desc.created_at.path, cfg.desc.created_at.line,
                                        cfg.desc.created_at.column, "matmul descriptor created here"),)
-                findings.append(_finding(rule, view, cfg.site, related))
-    return findings
+                findings.append(_finding(rule, view, _where(rule, cfg), related))
+    unique: dict[tuple, Finding] = {}
+    for f in findings:
+        unique.setdefault((f.code, f.path, f.line, f.column), f)
+    return list(unique.values())
+
+
+def _where(rule: Rule, cfg: Configuration) -> Loc:
+    """The field's set call for ``at: part.FIELD`` rules, else the call being judged."""
+    if "." in rule.at:
+        part, _, name = rule.at.partition(".")
+        f = cfg.effective.get(part, {}).get(name)
+        if f is not None and f.loc is not None:
+            return f.loc
+    return cfg.site

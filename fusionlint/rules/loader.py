@@ -38,6 +38,7 @@ class Rule:
     arch: tuple[str, ...] = ()
     summary: str = ""
     evidence: dict = field(default_factory=dict)
+    at: str = "heuristic"
     source: str = ""  # file:line of the rule's definition
 
     def applies_to(self, arch: str) -> bool:
@@ -125,6 +126,7 @@ def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
                           when=raw["when"], message=raw["message"], fix=raw["fix"],
                           references=tuple(raw["references"]), arch=tuple(raw.get("arch", ())),
                           summary=raw.get("summary", ""), evidence=raw.get("evidence", {}),
+                          at=raw.get("at", "heuristic"),
                           source=f"{path}:{line}"))
     if problems:
         where, problem = problems[0]
