@@ -29,7 +29,7 @@ def test_text_output_matches_gcc_problem_matcher(capsys) -> None:
     findings = [m for m in map(GCC_LINE.match, out.splitlines()) if m]
     assert len(findings) == 1
     m = findings[0]
-    assert (m["file"], m["line"], m["sev"], m["code"]) == (str(BAD), "24", "error", "FL100")
+    assert (m["file"], m["line"], m["sev"], m["code"]) == (str(BAD), "19", "error", "FL100")
     assert "CUBLASLT_MATMUL_DESC_TRANSA" in m["msg"] and "sizeInBytes=8" in m["msg"]
 
 
@@ -43,7 +43,7 @@ def test_json_output(capsys) -> None:
     assert rc == 1
     data = json.loads(out)
     assert [(d["path"], d["line"], d["column"], d["severity"], d["code"]) for d in data] == \
-        [(str(BAD), 24, 3, "error", "FL100")]
+        [(str(BAD), 19, 3, "error", "FL100")]
     assert data[0]["message"] and data[0]["fix"]
 
 

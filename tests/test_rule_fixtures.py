@@ -1,92 +1,96 @@
-"""semgrep-style fixture tests: a `// ruleid: FLnnn` comment means the next code line must get
-that finding; `// ok: FLnnn` means it must not. Reference kernels must lint clean."""
+"""Rules against their fixtures and the recorded H200 run.
+
+- semgrep-style: `// ruleid: FLnnn` means the next code line must get that finding, `// ok:`
+  that it must not (fusionlint.rules.selftest, also `fusionlint test-rules`);
+- every rule has failing and passing fixtures, and the device record shows the failing ones
+  failing on the H200 and the passing ones working (every call SUCCESS, numerics matched);
+- the reference kernels lint clean and are recorded working on the H200, with a TFLOP/s figure.
+"""
 from __future__ import annotations
 
-import re
+import json
+import shutil
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES, ROOT
+from fusionlint.cli import main
 from fusionlint.frontend.parse import ParseOptions
 from fusionlint.pipeline import check_file
 from fusionlint.rules.loader import load_rules
+from fusionlint.rules.selftest import annotated_files, check_fixture
 
-ANNOTATION = re.compile(r"//\s*(ruleid|ok):\s*(FL\d{3}(?:\s*,\s*FL\d{3})*)")
-RULE_FIXTURES = sorted((FIXTURES / "cublaslt" / "rules").glob("*.c*"))
-REFERENCE_KERNELS = sorted((ROOT / "kernels_ref").rglob("*.cpp")) + sorted((ROOT / "kernels_ref").rglob("*.cu"))
+RULE_FIXTURES = annotated_files([FIXTURES / "cublaslt"])
+REFERENCE_KERNELS = sorted((ROOT / "kernels_ref" / "cublaslt").glob("*.cpp"))
 
 
-def expectations(path: Path) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
-    lines = path.read_text().splitlines()
-    want, forbid = set(), set()
-    for i, line in enumerate(lines):
-        m = ANNOTATION.search(line)
-        if not m:
-            continue
-        target = next(j for j in range(i + 1, len(lines)) if lines[j].strip() and not ANNOTATION.search(lines[j]))
-        for code in re.split(r"\s*,\s*", m.group(2)):
-            (want if m.group(1) == "ruleid" else forbid).add((code, target + 1))
-    return want, forbid
+@lru_cache(maxsize=None)
+def record(path: str) -> dict:
+    return json.loads((ROOT / path).read_text())
 
 
 @pytest.mark.parametrize("path", RULE_FIXTURES, ids=lambda p: p.name)
 def test_rule_fixture(path: Path) -> None:
-    want, forbid = expectations(path)
-    assert want or forbid, f"{path.name} has no ruleid/ok annotation"
-    result = check_file(path, load_rules(), ParseOptions())
+    result = check_fixture(path, load_rules(), ParseOptions())
     assert result.error is None
-    got = {(f.code, f.line) for f in result.findings}
-    assert want <= got, f"missing findings: {sorted(want - got)}"
-    assert not (forbid & got), f"findings on ok lines: {sorted(forbid & got)}"
+    assert result.expected or result.forbidden
+    assert not result.missed, f"missing findings: {sorted(result.missed)}"
+    assert not result.unexpected, f"unexpected findings: {sorted(result.unexpected)}"
 
 
-def test_every_rule_has_fail_and_pass_fixtures() -> None:
+def test_every_rule_has_fixtures_and_device_evidence() -> None:
+    fixture_codes = {}
+    for f in RULE_FIXTURES:
+        text = f.read_text()
+        for kind in ("ruleid", "ok"):
+            for code in {c for c in load_rules_codes() if f"{kind}: {c}" in text}:
+                fixture_codes.setdefault((kind, code), []).append(f)
     for rule in load_rules():
         ev = rule.evidence
         assert ev.get("fail") and ev.get("pass"), f"{rule.id} lacks evidence fixtures"
-        for f in ev["fail"] + ev["pass"]:
-            assert (ROOT / f).is_file(), f"{rule.id}: {f} missing"
-        assert (ROOT / ev["device_record"]).is_file(), f"{rule.id}: device record missing"
-        fail_text = "\n".join((ROOT / f).read_text() for f in ev["fail"])
-        assert f"ruleid: {rule.id}" in fail_text
+        assert ("ruleid", rule.id) in fixture_codes and ("ok", rule.id) in fixture_codes, rule.id
+        programs = record(ev["device_record"])["programs"]
+        for f in ev["fail"]:
+            assert f"ruleid: {rule.id}" in (ROOT / f).read_text(), f"{f} does not annotate {rule.id}"
+            assert f in programs, f"{rule.id}: {f} was not run on the device"
+            assert programs[f]["build_rc"] == 0 and not programs[f]["works"], f"{rule.id}: {f} worked on the H200"
+        for f in ev["pass"]:
+            assert f in programs, f"{rule.id}: {f} was not run on the device"
+            assert programs[f]["works"], f"{rule.id}: {f} failed on the H200"
+
+
+def load_rules_codes() -> list[str]:
+    return [r.id for r in load_rules()]
+
+
+def test_device_record_describes_the_machine() -> None:
+    machine = record("kernels_ref/evidence/h200-evidence.json")["machine"]
+    assert "H200" in machine["gpu"] and machine["compute_capability"] == "9.0"
+    assert machine["cublaslt_version"] >= 130100
 
 
 @pytest.mark.parametrize("path", REFERENCE_KERNELS, ids=lambda p: p.name)
-def test_reference_kernels_lint_clean(path: Path) -> None:
+def test_reference_kernel_lints_clean_and_ran(path: Path) -> None:
     result = check_file(path, load_rules(), ParseOptions())
-    assert result.error is None
-    assert result.findings == []
+    assert result.error is None and result.findings == []
     assert result.facts is not None and any(c.kind == "matmul" for c in result.facts.configurations)
+    rel = str(path.relative_to(ROOT))
+    program = record("kernels_ref/evidence/h200-evidence.json")["programs"][rel]
+    assert program["works"], f"{rel} did not work on the H200"
+    assert program["tflops"] and program["tflops"][0]["m"] >= 4096
 
 
-def _record_sections(record: Path) -> dict[str, list[str]]:
-    sections: dict[str, list[str]] = {}
-    current = None
-    for line in record.read_text().splitlines():
-        if line.startswith("=== "):
-            current = line[4:].strip()
-            sections[current] = []
-        elif current is not None:
-            sections[current].append(line)
-    return sections
-
-
-def _outcome(lines: list[str]) -> tuple[bool, bool]:
-    """(every cuBLAS call returned SUCCESS, numerics matched the host reference)."""
-    statuses = [l.rsplit(" ", 1)[-1] for l in lines if l.startswith("EVIDENCE cublas")]
-    numerics = [l for l in lines if l.startswith("EVIDENCE numerics")]
-    return (bool(statuses) and all(s == "CUBLAS_STATUS_SUCCESS" for s in statuses),
-            bool(numerics) and all(" ok " in l + " " for l in numerics))
-
-
-def test_device_record_backs_every_rule() -> None:
-    """The recorded H200 run shows each rule's failing fixture failing and its neighbour passing."""
-    for rule in load_rules():
-        sections = _record_sections(ROOT / rule.evidence["device_record"])
-        for f in rule.evidence["fail"]:
-            assert f in sections, f"{rule.id}: {f} not in the device record"
-            assert _outcome(sections[f]) != (True, True), f"{rule.id}: {f} passed on the device"
-        for f in rule.evidence["pass"]:
-            assert f in sections, f"{rule.id}: {f} not in the device record"
-            assert _outcome(sections[f]) == (True, True), f"{rule.id}: {f} failed on the device"
+def test_test_rules_command(tmp_path: Path, capsys) -> None:
+    shutil.copy(FIXTURES / "cublaslt" / "probe.h", tmp_path / "probe.h")
+    (tmp_path / "rules").mkdir()
+    for name in ("FL100_transa_int64_size.cpp", "FL100_transa_int32_ok.cpp"):
+        shutil.copy(FIXTURES / "cublaslt" / "rules" / name, tmp_path / "rules" / name)
+    assert main(["test-rules", str(tmp_path)]) == 0
+    assert "2 passed, 0 failed" in capsys.readouterr().out
+    bad = tmp_path / "rules" / "FL100_transa_int32_ok.cpp"
+    bad.write_text(bad.read_text().replace("// ok: FL100", "// ruleid: FL100"))
+    assert main(["test-rules", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "missed: expected FL100 here" in out and "1 passed, 1 failed" in out

@@ -1,0 +1,75 @@
+"""Fill each rule's `evidence:` block in a ruleset from the fixtures and the device record.
+
+    python3 tools/fill_evidence.py rulesets/hopper-sm90/cublaslt.yaml kernels_ref/evidence/h200-evidence.json
+
+For rule FLnnn the failing fixtures are fixtures/cublaslt/rules/FLnnn_*.cpp without the `_ok`
+suffix, the passing ones those with it. `observed` summarises, per fixture, the first
+non-SUCCESS call (or the numerics) as recorded on the device. Only `evidence: {}` lines and
+previously generated blocks are rewritten.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def outcome(p: dict) -> str:
+    if p["build_rc"] != 0:
+        return "build failed"
+    bad = next((c for c in p["calls"] if c["status"] != "CUBLAS_STATUS_SUCCESS"), None)
+    if bad:
+        return f"{bad['function']} -> {bad['status']}"
+    if any(e != "cudaSuccess" for e in p["cuda_errors"]):
+        return f"all calls SUCCESS, then CUDA error {next(e for e in p['cuda_errors'] if e != 'cudaSuccess')}"
+    if p["numerics"] and not all(n["ok"] for n in p["numerics"]):
+        return f"all calls SUCCESS but D is wrong (max abs err {max(n['max_abs_err'] for n in p['numerics']):g})"
+    return "works, D matches the host reference"
+
+
+def block(code: str, record_path: str, programs: dict, indent: str) -> str:
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "fixtures/cublaslt/rules").glob(f"{code}_*.cpp"))
+    fail = [f for f in files if not f.endswith("_ok.cpp")]
+    ok = [f for f in files if f.endswith("_ok.cpp")]
+    observed = "; ".join(f"{Path(f).stem}: {outcome(programs[f]) if f in programs else 'not run'}" for f in fail + ok)
+    lines = [f"{indent}evidence:", f"{indent}  fail: [{', '.join(fail)}]", f"{indent}  pass: [{', '.join(ok)}]",
+             f"{indent}  device_record: {record_path}", f"{indent}  observed: >-"]
+    words, line = observed.split(), ""
+    for w in words:
+        if len(line) + len(w) > 90:
+            lines.append(f"{indent}    {line.rstrip()}")
+            line = ""
+        line += w + " "
+    lines.append(f"{indent}    {line.rstrip()}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ruleset, record_path = Path(sys.argv[1]), sys.argv[2]
+    programs = json.loads((ROOT / record_path).read_text())["programs"]
+    text = ruleset.read_text()
+    out, code = [], None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if m := re.match(r"\s*- id: (FL\d{3})", line):
+            code = m[1]
+        if m := re.match(r"(\s*)evidence:", line):
+            indent = m[1]
+            i += 1
+            while i < len(lines) and (lines[i].startswith(indent + " ") and lines[i].strip()):
+                i += 1
+            out.append(block(code, record_path, programs, indent))
+            continue
+        out.append(line)
+        i += 1
+    ruleset.write_text("\n".join(out) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
