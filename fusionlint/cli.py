@@ -12,7 +12,7 @@ from pathlib import Path
 from fusionlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "facts", "graph", "rule", "test-rules")
+COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe")
 
 
 class UsageError(Exception):
@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="list every rule")
     rule.add_argument("--ruleset", action="append", metavar="FILE")
     rule.add_argument("--output-format", choices=["text", "json"], default="text")
+
+    probe = sub.add_parser("probe", help="write a runnable probe program for each extracted GEMM configuration")
+    probe.add_argument("paths", nargs="+", metavar="PATH")
+    probe.add_argument("--out", required=True, metavar="DIR", help="directory for the generated programs")
+    _add_frontend_args(probe)
 
     test = sub.add_parser("test-rules", help="check ruleid/ok-annotated fixture files against the rules")
     test.add_argument("paths", nargs="*", metavar="PATH", default=["fixtures"])
@@ -173,6 +178,25 @@ def cmd_rule(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def cmd_probe(args: argparse.Namespace) -> int:
+    from fusionlint.evidence.probegen import write_probes
+    from fusionlint.pipeline import SkipFile, extract_file
+
+    out = Path(args.out)
+    options = _parse_options(args)
+    written = 0
+    for f in _collect(args.paths):
+        try:
+            facts = extract_file(f, options)
+        except SkipFile:
+            continue
+        for path in write_probes(facts, out):
+            print(path)
+            written += 1
+    print(f"{written} probe programs in {out}", file=sys.stderr)
+    return EXIT_CLEAN
+
+
 def cmd_test_rules(args: argparse.Namespace) -> int:
     from fusionlint.rules.loader import load_rules
     from fusionlint.rules.selftest import annotated_files, check_fixture
@@ -210,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     from fusionlint.rules.loader import RulesetError
 
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
-                "test-rules": cmd_test_rules}
+                "test-rules": cmd_test_rules, "probe": cmd_probe}
     try:
         return handlers[args.command](args)
     except (UsageError, RulesetError) as exc:

@@ -120,7 +120,7 @@ class CublasLtHandler:
         out = args[spec.out_param]
         obj = ApiObject(id=len(self.objects) + 1, kind=spec.kind,
                         name=_text(arg_cursors[spec.out_param]).lstrip("&") if arg_cursors else "?",
-                        created_at=interp.user_site(loc), create_function=name,
+                        created_at=interp.user_site(loc, *args[1:]), create_function=name,
                         conditional_create=interp.cond_depth > 0)
         for fname, idx in spec.args.items():
             obj.create_args[fname] = args[idx] if idx < len(args) else Unknown("missing argument", loc)
@@ -161,7 +161,7 @@ class CublasLtHandler:
         record = AttrSet(function=name, object_kind=kind, object_id=obj.id if obj else None,
                          attribute=spec.name if spec else None, attribute_value=attr_v, value=value,
                          size=args[3], buffer=_text(arg_cursors[2]) if len(arg_cursors) > 2 else "",
-                         buffer_type=buffer_type, loc=loc, site=interp.user_site(loc),
+                         buffer_type=buffer_type, loc=loc, site=interp.user_site(loc, attr_v),
                          conditional=interp.cond_depth > 0, value_name=value_name)
         self.sets.append(record)
         if obj is not None:

@@ -104,6 +104,7 @@ class Frame:
     returned: Value | None = None
     done: bool = False
     cond_base: int = 0  # branch depth at entry: a return at this depth ends the call
+    returned_key: Key | None = None  # storage of a returned local object (for member copies)
 
 
 class Interpreter:
@@ -120,6 +121,7 @@ class Interpreter:
         self._decls: dict[Key, ci.Cursor] = {}  # global/static variables met, for their initializers
         self.call_stack: list[str] = []
         self.sites: list[Loc] = []  # call sites of the inlined calls now running, outermost first
+        self.last_returned_key: Key | None = None
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:
@@ -197,12 +199,28 @@ class Interpreter:
             return None
         return definition
 
-    def user_site(self, loc: Loc) -> Loc:
-        """Where to report an event at ``loc``: the outermost call in the main file that led to it."""
+    def user_site(self, loc: Loc, *supplied: Value) -> Loc:
+        """Where to report an API call at ``loc``: where the user wrote the values it got.
+
+        If the first known value in ``supplied`` (the attribute id, the type of a layout...)
+        was written outside this call — e.g. at the call of a wrapper in the main file — that
+        place; else the call itself when it is in the main file; else the outermost call in
+        the main file that led to it."""
+        origin = next((v.origin for v in supplied if isinstance(v, Known) and v.origin is not None), None)
+        if origin is not None and origin.path == self.main_path and origin.line != loc.line \
+                and any(site.path == self.main_path for site in self.sites):
+            return origin
+        if loc.path == self.main_path:
+            return loc
         for site in self.sites:
             if site.path == self.main_path:
                 return site
         return loc
+
+    def runtime_symbol(self, name: str, ctype: str, origin: Loc) -> Symbol:
+        """A fresh runtime value (one allocation, one handle)."""
+        self._frame_ids += 1
+        return Symbol(name, ctype, origin, self._frame_ids)
 
     # ---- environment --------------------------------------------------------------------
     @property
@@ -270,6 +288,7 @@ class Interpreter:
         finally:
             self.call_stack.pop()
             self.frames.pop()
+        self.last_returned_key = frame.returned_key
         return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
 
     def _member_initializers(self, ctor: ci.Cursor) -> None:
@@ -305,15 +324,18 @@ class Interpreter:
         if target is not None and self._steps < _MAX_STEPS:
             self.sites.append(origin)
             try:
-                return self.invoke(target, arg_cursors, args, this_key=this_key)
+                result = self.invoke(target, arg_cursors, args, this_key=this_key)
             finally:
                 self.sites.pop()
+            if isinstance(result, Unknown) and _is_runtime_object(cursor.type):
+                return self.runtime_symbol(f"{name}()", cursor.type.spelling, origin)  # a pointer/object
+            return result
         folded = clangext.evaluate(cursor) if not cursor.type.kind == ci.TypeKind.VOID else None
         # Anything passed by address or non-const reference may be written by an unseen callee.
         for a, v in zip(arg_cursors, args):
             if isinstance(v, Address) and not _points_to_const(a.type):
                 if v.ctype.rstrip().endswith("*"):  # e.g. cudaMalloc(&ptr, n): a runtime pointer now
-                    self.store(v.key, Symbol(v.name.lstrip("&"), v.ctype, origin))
+                    self.store(v.key, self.runtime_symbol(v.name.lstrip("&"), v.ctype, origin))
                 else:
                     self.invalidate(v.key, f"passed by pointer to {name}() at line {origin.line}", origin)
             elif isinstance(v, Handle):
@@ -377,6 +399,8 @@ class Interpreter:
         elif kind == K.RETURN_STMT:
             kids = expr_children(stmt)
             value = self.eval(kids[0]) if kids else Known(0)
+            if kids and value.__class__ is Symbol:
+                self.frame.returned_key = self.lvalue_key(kids[0])
             if self.cond_depth == self._frame_cond_base():
                 self.frame.returned = value
                 self.frame.done = True
@@ -494,6 +518,16 @@ class Interpreter:
         target = self._callee_definition(ctor_call)
         arg_cursors = list(ctor_call.get_arguments())
         args = [self.eval(a) for a in arg_cursors]
+        ref = ctor_call.referenced
+        if ref is not None and (ref.is_copy_constructor() or ref.is_move_constructor()) and arg_cursors:
+            src = self.lvalue_key(arg_cursors[0])
+            if src is None and strip(arg_cursors[0]).kind == K.CALL_EXPR:
+                src = self.last_returned_key
+            if src is not None:
+                self._copy_members(src, key)
+            if target is None or ref.is_default_method() or not any(
+                    c.kind == K.COMPOUND_STMT and list(c.get_children()) for c in target.get_children()):
+                return
         if target is not None:
             self.sites.append(loc_of(ctor_call))
             try:
@@ -556,6 +590,8 @@ class Interpreter:
     def assign(self, key: Key, value: Value, origin: Loc, name: str = "", source: ci.Cursor | None = None) -> None:
         if source is not None and value.__class__ is Symbol:
             src_key = self.lvalue_key(source)
+            if src_key is None and strip(source).kind == K.CALL_EXPR:
+                src_key = self.last_returned_key  # an object returned by value from an inlined call
             if src_key is not None:
                 self._copy_members(src_key, key)
         if isinstance(value, Known) and name and not value.via:

@@ -69,6 +69,7 @@ class Symbol:
     name: str
     ctype: str = ""
     origin: Loc | None = None
+    ident: int = 0  # distinguishes runtime values with the same name (two allocations)
 
 
 Value = Union[Known, Unknown, Address, Handle, Symbol]
@@ -87,7 +88,7 @@ def same(a: Value, b: Value) -> bool:
     if isinstance(a, Address) and isinstance(b, Address):
         return a.key == b.key
     if isinstance(a, Symbol) and isinstance(b, Symbol):
-        return a.name == b.name
+        return a.name == b.name and a.ident == b.ident
     return False
 
 

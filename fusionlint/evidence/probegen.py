@@ -1,0 +1,226 @@
+"""Turn an extracted cuBLASLt configuration into a standalone probe program.
+
+The program replays the configuration — descriptor creation, every resolved attribute write
+in program order (with the buffer type and size the user wrote, so a wrong size is replayed
+too), the four layouts, the preference — then runs the heuristic and the matmul on small
+random data and checks D against a host reference (``fusionlint_probe.h``). Values the front
+end could not resolve get small legal stand-ins, listed in the program's header comment.
+"""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from fusionlint.facts import AttrSet, Configuration, Field, FileFacts
+from fusionlint.frontend.api.model import ApiModel, load_model
+from fusionlint.frontend.values import Known, Unknown
+
+DEFAULT_DIM = 64
+SCALAR_TYPES = {"CUDA_R_32F": "float", "CUDA_R_64F": "double", "CUDA_R_16F": "__half",
+                "CUDA_R_16BF": "__nv_bfloat16", "CUDA_R_32I": "int32_t", "CUDA_C_32F": "float2"}
+CONVERT = {"__half": "__float2half", "__nv_bfloat16": "__float2bfloat16"}
+BYTES = {"CUDA_R_64F": 8, "CUDA_R_32F": 4, "CUDA_R_32I": 4, "CUDA_R_16F": 2, "CUDA_R_16BF": 2}
+POINTER_SIZES = {  # bytes to allocate for pointer attributes other than bias/aux
+    "SCALE_POINTER": 4096, "AMAX": 256,
+}
+
+
+@dataclass
+class Probe:
+    source: str
+    substitutions: list[str] = field(default_factory=list)
+
+
+def _known(f: Field | None) -> int | str | None:
+    if f is None or not isinstance(f.value, Known):
+        return None
+    return f.name or f.value.value
+
+
+def _int(f: Field | None, default: int, what: str, subs: list[str]) -> int:
+    if f is not None and isinstance(f.value, Known) and isinstance(f.value.value, int):
+        return f.value.value
+    subs.append(f"{what}: unknown ({f.value.reason if f and isinstance(f.value, Unknown) else 'not set'}), using {default}")
+    return default
+
+
+class _Writer:
+    def __init__(self, model: ApiModel):
+        self.model = model
+        self.lines: list[str] = []
+        self.n = 0
+
+    def emit(self, line: str = "") -> None:
+        self.lines.append(("  " + line) if line else "")
+
+    def var(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+
+def _literal(value: int | str) -> str:
+    return str(value) if isinstance(value, str) else f"{value}"
+
+
+def _replay_set(w: _Writer, handle: str, s: AttrSet, pointer_buffers: dict[str, str]) -> None:
+    spec = w.model.attribute(s.attribute) if s.attribute else None
+    if spec is None:
+        return
+    name = w.var()
+    if spec.pointer:
+        target = pointer_buffers.get(s.attribute)
+        if target is None:
+            if isinstance(s.value, Known) and s.value.value == 0:
+                target = "nullptr"
+            else:
+                target = f"probe_workspace({4096})"
+        w.emit(f"const void *{name} = {target};")
+        w.emit(f"PROBE({s.function}({handle}, {s.attribute}, &{name}, sizeof({name})));")
+        return
+    if not isinstance(s.value, Known) or isinstance(s.value.value, str) and not s.value_name:
+        return
+    ctype = s.buffer_type if s.buffer_type and s.buffer_type not in ("void", "const void") else spec.type
+    ctype = ctype.replace("const ", "")
+    value = s.value_name or _literal(s.value.value)
+    size = s.size.value if isinstance(s.size, Known) else None
+    size_expr = f"sizeof({name})" if size is None else str(size)
+    w.emit(f"const {ctype} {name} = ({ctype}){value};")
+    w.emit(f"PROBE({s.function}({handle}, {s.attribute}, &{name}, {size_expr}));")
+
+
+def _scalar(scale_type: str, value: float) -> str:
+    ctype = SCALAR_TYPES.get(scale_type, "float")
+    if ctype in CONVERT:
+        return f"{CONVERT[ctype]}({value}f)"
+    if ctype == "float2":
+        return f"float2{{{value}f, 0.0f}}"
+    return f"({ctype}){value}"
+
+
+def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
+    """A probe program for ``cfg``, or None when its descriptor or layouts did not resolve."""
+    model = model or load_model()
+    if cfg.desc is None or any(cfg.layouts.get(m) is None for m in "ABD"):
+        return None
+    subs: list[str] = []
+    w = _Writer(model)
+    desc_f = cfg.effective.get("matmul_desc", {})
+    lay = {m: cfg.effective.get(f"layout_{m}") or cfg.effective.get("layout_D", {}) for m in "ABCD"}
+    compute = _known(desc_f.get("COMPUTE_TYPE")) or "CUBLAS_COMPUTE_32F"
+    scale = _known(desc_f.get("SCALE_TYPE")) or "CUDA_R_32F"
+    transa = _known(desc_f.get("TRANSA")) in ("CUBLAS_OP_T", "CUBLAS_OP_C")
+    transb = _known(desc_f.get("TRANSB")) in ("CUBLAS_OP_T", "CUBLAS_OP_C")
+    epilogue = str(_known(desc_f.get("EPILOGUE")) or "CUBLASLT_EPILOGUE_DEFAULT")
+
+    w.emit("cublasLtHandle_t lt;")
+    w.emit("PROBE(cublasLtCreate(&lt));")
+    mats: dict[str, dict] = {}
+    for i, m in enumerate("ABCD"):
+        f = lay[m]
+        t = _known(f.get("TYPE")) or "CUDA_R_32F"
+        rows = _int(f.get("ROWS"), DEFAULT_DIM, f"{m} rows", subs)
+        cols = _int(f.get("COLS"), DEFAULT_DIM, f"{m} cols", subs)
+        row_major = _known(f.get("ORDER")) == "CUBLASLT_ORDER_ROW"
+        ld = _int(f.get("LD"), cols if row_major else rows, f"{m} ld", subs)
+        batch = _int(f.get("BATCH_COUNT"), 1, f"{m} batch count", subs)
+        stride = _int(f.get("STRIDED_BATCH_OFFSET"), 0, f"{m} batch stride", subs)
+        mats[m] = {"type": t, "rows": rows, "cols": cols, "ld": ld, "batch": batch, "row_major": row_major}
+        stride_arg = stride if batch > 1 else -1
+        w.emit(f"ProbeMatrix {m} = probe_matrix({t}, {rows}, {cols}, {max(ld, 1)}, {i + 1}, "
+               f"{'true' if row_major else 'false'}, {batch}, {stride_arg});")
+    d = mats["D"]
+    bias_len = d["cols"] if epilogue == "CUBLASLT_EPILOGUE_BGRADB" else d["rows"]
+    bias_type = _known(desc_f.get("BIAS_DATA_TYPE"))
+    if not isinstance(bias_type, str):
+        bias_type = "CUDA_R_16BF" if d["type"] == "CUDA_R_32F" and mats["A"]["type"].startswith("CUDA_R_8F") else d["type"]
+        if d["type"].startswith("CUDA_R_8F"):
+            bias_type = mats["C"]["type"]
+    w.emit("std::vector<float> bias_values;")
+    w.emit(f"void *bias = probe_vector({bias_type}, {bias_len}, 7, &bias_values);")
+    aux_ld = _int(desc_f.get("EPILOGUE_AUX_LD"), d["rows"], "aux ld", []) if "EPILOGUE_AUX_LD" in desc_f else d["rows"]
+    w.emit(f"void *aux = probe_workspace({max(aux_ld, 1) * d['cols'] * max(d['batch'], 1) * 8 + 4096});")
+    w.emit("float one = 1.0f;")
+    pointer_buffers = {"CUBLASLT_MATMUL_DESC_BIAS_POINTER": "bias",
+                       "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER": "aux"}
+    for ptr in ("A_SCALE_POINTER", "B_SCALE_POINTER", "C_SCALE_POINTER", "D_SCALE_POINTER", "AMAX_D_POINTER",
+                "EPILOGUE_AUX_SCALE_POINTER", "EPILOGUE_AUX_AMAX_POINTER", "D_OUT_SCALE_POINTER"):
+        pointer_buffers[f"CUBLASLT_MATMUL_DESC_{ptr}"] = "probe_device_copy(&one, sizeof(one))"
+
+    w.emit("cublasLtMatmulDesc_t desc;")
+    w.emit(f"PROBE(cublasLtMatmulDescCreate(&desc, {compute}, {scale}));")
+    for s in cfg.desc.sets:
+        _replay_set(w, "desc", s, pointer_buffers)
+    handles = {}
+    for m in "ABCD":
+        layout_obj = cfg.layouts.get(m) or cfg.layouts["D"]
+        handles[m] = f"l{m}"
+        mm = mats[m]
+        w.emit(f"cublasLtMatrixLayout_t l{m};")
+        w.emit(f"PROBE(cublasLtMatrixLayoutCreate(&l{m}, {mm['type']}, {mm['rows']}, {mm['cols']}, {mm['ld']}));")
+        for s in layout_obj.sets:
+            _replay_set(w, f"l{m}", s, {})
+    w.emit("const size_t workspace_size = 32u << 20;")
+    w.emit("void *workspace = probe_workspace(workspace_size);")
+    w.emit("cublasLtMatmulPreference_t pref;")
+    w.emit("PROBE(cublasLtMatmulPreferenceCreate(&pref));")
+    w.emit("PROBE(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, "
+           "&workspace_size, sizeof(workspace_size)));")
+    if cfg.preference is not None:
+        for s in cfg.preference.sets:
+            if s.attribute != "CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES":
+                _replay_set(w, "pref", s, {})
+    w.emit("cublasLtMatmulHeuristicResult_t result = {};")
+    w.emit("int count = 0;")
+    w.emit("PROBE(cublasLtMatmulAlgoGetHeuristic(lt, desc, lA, lB, lC, lD, pref, 1, &result, &count));")
+    alpha, beta = _scalar(str(scale), 1.0), _scalar(str(scale), 0.0)
+    w.emit(f"const auto alpha = {alpha};")
+    w.emit(f"const auto beta = {beta};")
+    w.emit("PROBE(cublasLtMatmul(lt, desc, &alpha, A.dev, lA, B.dev, lB, &beta, C.dev, lC, D.dev, lD, "
+           "count > 0 ? &result.algo : nullptr, workspace, workspace_size, 0));")
+    w.emit("ProbeCheck check;")
+    w.emit(f"check.transa = {'true' if transa else 'false'};")
+    w.emit(f"check.transb = {'true' if transb else 'false'};")
+    w.emit("check.A = &A, check.B = &B, check.C = &C, check.D = &D;")
+    if "BIAS" in epilogue and "BGRAD" not in epilogue:
+        w.emit("check.bias = &bias_values;")
+    if "GELU" in epilogue and "DGELU" not in epilogue:
+        w.emit("check.activation = PROBE_GELU;")
+    elif "RELU" in epilogue and "DRELU" not in epilogue:
+        w.emit("check.activation = PROBE_RELU;")
+    k = mats["A"]["rows"] if transa else mats["A"]["cols"]
+    tol = 1.0 if d["type"].startswith("CUDA_R_8F") else 1e-3 * max(k, 64) / 64 if d["type"] == "CUDA_R_32F" \
+        and compute == "CUBLAS_COMPUTE_32F" and mats["A"]["type"] == "CUDA_R_32F" else 0.1 * max(k, 64) / 64
+    w.emit(f"check.tolerance = {tol};")
+    w.emit("probe_verify(check);")
+    w.emit("return 0;")
+
+    header = [f"// fusionlint probe for the {cfg.kind} configuration at {cfg.path}:{cfg.site.line}",
+              "// (generated: the descriptor, layouts and attribute writes replayed on small random data)"]
+    header += [f"// stand-in: {s}" for s in subs]
+    body = "\n".join(w.lines)
+    source = "\n".join(header) + "\n#include <cstdint>\n#include \"fusionlint_probe.h\"\n\nint main() {\n" + body + "\n}\n"
+    return Probe(source, subs)
+
+
+def probe_header() -> Path:
+    return Path(str(resources.files("fusionlint.evidence") / "include" / "fusionlint_probe.h"))
+
+
+def write_probes(facts: FileFacts, out: Path) -> list[Path]:
+    """One probe per GEMM of ``facts`` (its matmul call, else its heuristic query) in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy(probe_header(), out / "fusionlint_probe.h")
+    judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
+    written = []
+    for cfg in facts.configurations:
+        if cfg.kind == "descriptor" or (cfg.kind == "heuristic" and cfg.loc in judged):
+            continue
+        probe = generate(cfg)
+        if probe is None:
+            continue
+        path = out / f"{Path(facts.path).stem}_L{cfg.site.line}.cu"
+        path.write_text(probe.source, encoding="utf-8")
+        written.append(path)
+    return written
