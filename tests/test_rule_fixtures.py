@@ -65,10 +65,27 @@ def load_rules_codes() -> list[str]:
     return [r.id for r in load_rules()]
 
 
-def test_device_record_describes_the_machine() -> None:
-    machine = record("kernels_ref/evidence/h200-evidence.json")["machine"]
+@pytest.mark.parametrize("name", ["h200-evidence.json", "h200-kernels.json", "h200-probes.json"])
+def test_device_record_describes_the_machine(name: str) -> None:
+    machine = record(f"kernels_ref/evidence/{name}")["machine"]
     assert "H200" in machine["gpu"] and machine["compute_capability"] == "9.0"
-    assert machine["cublaslt_version"] >= 130100
+    assert machine["cublaslt_version"] >= 130100 and "580" in machine["nvidia_smi"]
+
+
+def test_generated_probes_reproduce_the_fixtures_on_the_device() -> None:
+    """`fusionlint probe` turned each fixture's extracted configuration into a program; on the
+    H200 each probe works exactly when its fixture works (except the one listed)."""
+    fixtures = record("kernels_ref/evidence/h200-evidence.json")["programs"]
+    probes = record("kernels_ref/evidence/h200-probes.json")["programs"]
+    assert len(probes) == len(fixtures)
+    disagree = []
+    for src, p in probes.items():
+        stem = Path(src).name.rsplit("_L", 1)[0]
+        if p["works"] != fixtures[f"fixtures/cublaslt/rules/{stem}.cpp"]["works"]:
+            disagree.append(stem)
+    # The recorded probe of FL119_device_ok passed alpha/beta from host memory under
+    # CUBLASLT_POINTER_MODE_DEVICE; the generator now allocates them on the device.
+    assert disagree == ["FL119_device_ok"]
 
 
 @pytest.mark.parametrize("path", REFERENCE_KERNELS, ids=lambda p: p.name)
@@ -77,9 +94,9 @@ def test_reference_kernel_lints_clean_and_ran(path: Path) -> None:
     assert result.error is None and result.findings == []
     assert result.facts is not None and any(c.kind == "matmul" for c in result.facts.configurations)
     rel = str(path.relative_to(ROOT))
-    program = record("kernels_ref/evidence/h200-evidence.json")["programs"][rel]
+    program = record("kernels_ref/evidence/h200-kernels.json")["programs"][rel]
     assert program["works"], f"{rel} did not work on the H200"
-    assert program["tflops"] and program["tflops"][0]["m"] >= 4096
+    assert program["tflops"] and program["tflops"][0]["k"] >= 4096 and program["tflops"][0]["tflops"] > 100
 
 
 def test_test_rules_command(tmp_path: Path, capsys) -> None:

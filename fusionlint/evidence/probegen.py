@@ -174,10 +174,25 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
     w.emit("cublasLtMatmulHeuristicResult_t result = {};")
     w.emit("int count = 0;")
     w.emit("PROBE(cublasLtMatmulAlgoGetHeuristic(lt, desc, lA, lB, lC, lD, pref, 1, &result, &count));")
-    alpha, beta = _scalar(str(scale), 1.0), _scalar(str(scale), 0.0)
-    w.emit(f"const auto alpha = {alpha};")
-    w.emit(f"const auto beta = {beta};")
-    w.emit("PROBE(cublasLtMatmul(lt, desc, &alpha, A.dev, lA, B.dev, lB, &beta, C.dev, lC, D.dev, lD, "
+    w.emit(f"const auto alpha_value = {_scalar(str(scale), 1.0)};")
+    w.emit(f"const auto beta_value = {_scalar(str(scale), 0.0)};")
+    mode = _known(desc_f.get("POINTER_MODE")) or "CUBLASLT_POINTER_MODE_HOST"
+    vector = mode in ("CUBLASLT_POINTER_MODE_DEVICE_VECTOR", "CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO",
+                      "CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST")
+    if vector:  # alpha (and for DEVICE_VECTOR beta) is one value per row of D, in device memory
+        w.emit(f"std::vector<std::remove_const_t<decltype(alpha_value)>> alpha_rows({d['rows']}, alpha_value), "
+               f"beta_rows({d['rows']}, beta_value);")
+        w.emit("const void *alpha = probe_device_copy(alpha_rows.data(), alpha_rows.size() * sizeof(alpha_value));")
+        beta_expr = ("probe_device_copy(beta_rows.data(), beta_rows.size() * sizeof(beta_value))"
+                     if mode == "CUBLASLT_POINTER_MODE_DEVICE_VECTOR" else "&beta_value")
+        w.emit(f"const void *beta = {beta_expr};")
+    elif mode == "CUBLASLT_POINTER_MODE_DEVICE":
+        w.emit("const void *alpha = probe_device_copy(&alpha_value, sizeof(alpha_value));")
+        w.emit("const void *beta = probe_device_copy(&beta_value, sizeof(beta_value));")
+    else:
+        w.emit("const void *alpha = &alpha_value;")
+        w.emit("const void *beta = &beta_value;")
+    w.emit("PROBE(cublasLtMatmul(lt, desc, alpha, A.dev, lA, B.dev, lB, beta, C.dev, lC, D.dev, lD, "
            "count > 0 ? &result.algo : nullptr, workspace, workspace_size, 0));")
     w.emit("ProbeCheck check;")
     w.emit(f"check.transa = {'true' if transa else 'false'};")

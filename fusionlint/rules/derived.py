@@ -267,3 +267,15 @@ def k_extent(view: View) -> int | None:
     if order != "CUBLASLT_ORDER_COL" or transa is None:
         return None
     return _layout(view, "A", "ROWS" if transa in TRANSPOSED else "COLS")
+
+
+@derived("aux_type_is_d_type")
+def aux_type_is_d_type(view: View) -> bool | None:
+    """Is EPILOGUE_AUX_DATA_TYPE unset (-1 or never written) or equal to the D type?"""
+    aux = view.get("matmul_desc", {}).get("EPILOGUE_AUX_DATA_TYPE") if isinstance(view.get("matmul_desc"), dict) else None
+    if aux is None or not isinstance(aux, (str, int)) or isinstance(aux, bool):
+        return None  # never written, or not statically known: nothing to say
+    d = _layout(view, "D", "TYPE")
+    if aux == -1:
+        return True
+    return None if d is None else aux == d

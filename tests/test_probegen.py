@@ -1,0 +1,62 @@
+"""Probe generation: an extracted configuration becomes a program that, linted again, has the
+same configuration and the same findings (the device side is in test_rule_fixtures)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, facts_of, params
+from fusionlint.evidence.probegen import generate, write_probes
+from fusionlint.frontend.parse import ParseOptions
+from fusionlint.pipeline import check_file, extract_file
+from fusionlint.rules.loader import load_rules
+
+EXTRACT = sorted((FIXTURES / "cublaslt" / "extract").glob("*.c*"))
+RULES = FIXTURES / "cublaslt" / "rules"
+
+
+def regenerated(path: Path, tmp_path: Path) -> list[tuple]:
+    facts = facts_of(str(path))
+    out = write_probes(facts, tmp_path)
+    assert (tmp_path / "fusionlint_probe.h").is_file()
+    return [(cfg, p) for cfg, p in zip([c for c in facts.configurations if c.kind == "matmul"], out)]
+
+
+@pytest.mark.parametrize("path", [p for p in EXTRACT if p.name != "descriptor_only.cpp"], ids=lambda p: p.name)
+def test_probe_round_trips_the_configuration(path: Path, tmp_path: Path) -> None:
+    pairs = regenerated(path, tmp_path)
+    assert pairs
+    for cfg, probe_path in pairs:
+        (back,) = [c for c in extract_file(probe_path, ParseOptions()).configurations if c.kind == "matmul"]
+        for part in ("matmul_desc", "layout_A", "layout_B", "layout_C", "layout_D"):
+            original, replayed = params(cfg, part), params(back, part)
+            for name, value in original.items():
+                if value is not None:  # known in the source: the probe has exactly that value
+                    assert replayed.get(name) == value, f"{part}.{name}: {value} -> {replayed.get(name)}"
+
+
+def test_unknown_values_get_stand_ins_listed_in_the_header(tmp_path: Path) -> None:
+    facts = facts_of(str(FIXTURES / "cublaslt" / "extract" / "runtime_unknowns.cpp"))
+    (cfg,) = [c for c in facts.configurations if c.kind == "matmul"]
+    probe = generate(cfg)
+    assert probe is not None and probe.substitutions
+    assert "// stand-in: A rows: unknown" in probe.source
+
+
+@pytest.mark.parametrize("name", ["FL100_transa_int64_size.cpp", "FL101_fp8_nn_col.cpp", "FL110_gelu_aux_no_pointer.cpp",
+                                  "FL113_bias_type_32f.cpp", "FL119_device_vector.cpp", "FL101_fp8_tn_ok.cpp"])
+def test_probe_gets_the_same_verdict(name: str, tmp_path: Path) -> None:
+    rules = load_rules()
+    original = check_file(RULES / name, rules, ParseOptions())
+    (probe_path,) = write_probes(original.facts, tmp_path)
+    replayed = check_file(probe_path, rules, ParseOptions())
+    assert sorted({f.code for f in replayed.findings}) == sorted({f.code for f in original.findings})
+
+
+def test_probe_command(tmp_path: Path, capsys) -> None:
+    from fusionlint.cli import main
+
+    assert main(["probe", str(RULES / "FL117_transc_t.cpp"), "--out", str(tmp_path)]) == 0
+    written = capsys.readouterr().out.split()
+    assert len(written) == 1 and Path(written[0]).read_text().count("CUBLASLT_MATMUL_DESC_TRANSC") == 1
