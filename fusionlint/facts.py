@@ -77,10 +77,13 @@ class Field:
     loc: Loc | None
     name: str | None = None  # enum constant name
     conditional: bool = False
+    buffer_type: str = ""  # C type the user's buffer had (e.g. "const float *" for a bias pointer)
 
     def to_dict(self) -> dict:
         d = value_dict(self.value, self.name)
         d["source"] = self.source
+        if self.buffer_type:
+            d["buffer_type"] = self.buffer_type
         if self.loc is not None:
             d["at"] = self.loc.to_dict()
         if self.conditional:

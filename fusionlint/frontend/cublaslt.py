@@ -248,7 +248,7 @@ class CublasLtHandler:
             if s.attribute is None:
                 continue
             fname = s.attribute[len(prefix):] if s.attribute.startswith(prefix) else s.attribute
-            new = Field(s.value, "set", s.site, s.value_name, s.conditional)
+            new = Field(s.value, "set", s.site, s.value_name, s.conditional, s.buffer_type)
             old = fields.get(fname)
             if s.conditional and not (old is not None and _same_known(old.value, s.value)):
                 new = Field(Unknown(f"set conditionally at line {s.site.line}", s.site), "set", s.site,

@@ -17,6 +17,7 @@ FACT_ROOTS = {
     "value_name", "buffer", "buffer_type", "conditional",
     # configuration scope
     "kind", "matmul_desc", "layout_A", "layout_B", "layout_C", "layout_D", "preference", "operands",
+    "pointer_types",
 }
 
 
@@ -279,3 +280,44 @@ def aux_type_is_d_type(view: View) -> bool | None:
     if aux == -1:
         return True
     return None if d is None else aux == d
+
+
+# C element types of device buffers -> the cudaDataType they hold.
+C_ELEMENT_TYPES = {
+    "float": "CUDA_R_32F", "double": "CUDA_R_64F", "__half": "CUDA_R_16F", "half": "CUDA_R_16F",
+    "__nv_bfloat16": "CUDA_R_16BF", "nv_bfloat16": "CUDA_R_16BF", "__nv_fp8_e4m3": "CUDA_R_8F_E4M3",
+    "__nv_fp8_e5m2": "CUDA_R_8F_E5M2", "int8_t": "CUDA_R_8I", "signed char": "CUDA_R_8I", "int32_t": "CUDA_R_32I",
+    "int": "CUDA_R_32I",
+}
+
+
+def _pointee_data_type(pointer_ctype: str | None) -> str | None:
+    """``const float *`` -> CUDA_R_32F; None for void pointers or unknown element types."""
+    if not pointer_ctype:
+        return None
+    base = pointer_ctype.replace("const", "").replace("volatile", "").replace("*", "").strip()
+    base = base.split("::")[-1].strip()
+    return C_ELEMENT_TYPES.get(base)
+
+
+@derived("bias_buffer_type")
+def bias_buffer_type(view: View) -> str | None:
+    """The data type of the buffer the user passed as CUBLASLT_MATMUL_DESC_BIAS_POINTER."""
+    types = view.get("pointer_types")
+    return _pointee_data_type(types.get("BIAS_POINTER")) if isinstance(types, dict) else None
+
+
+@derived("bias_read_type")
+def bias_read_type(view: View) -> str | None:
+    """The type cuBLASLt reads the bias as: BIAS_DATA_TYPE when set, else this GEMM's default."""
+    declared = _get(view, "matmul_desc.BIAS_DATA_TYPE")
+    return declared if isinstance(declared, str) else expected_bias_type(view)
+
+
+@derived("bias_buffer_matches_bias_type")
+def bias_buffer_matches_bias_type(view: View) -> bool | None:
+    """Does the bias buffer's element type equal the type cuBLASLt reads the bias as?"""
+    buffer, reads = bias_buffer_type(view), bias_read_type(view)
+    if buffer is None or reads is None:
+        return None
+    return buffer == reads

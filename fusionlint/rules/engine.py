@@ -54,6 +54,9 @@ def configuration_view(cfg: Configuration) -> dict[str, Any]:
     view: dict[str, Any] = {"kind": cfg.kind, "operands": {k: _plain(v) for k, v in cfg.operands.items()}}
     for part, fields in cfg.effective.items():
         view[part] = {name: _plain(f.value, f.name) for name, f in fields.items()}
+    # C types of the user's pointer variables written into pointer attributes (bias, aux, scales)
+    view["pointer_types"] = {name: f.buffer_type for name, f in cfg.effective.get("matmul_desc", {}).items()
+                             if f.buffer_type and f.buffer_type.rstrip().endswith("*")}
     return view
 
 
@@ -138,7 +141,12 @@ def render(template: str, view: dict[str, Any]) -> str:
             value = derived.REGISTRY[field_name](view)
         else:
             value = lookup(view, field_name)
-        out.append("unknown" if value is UNKNOWN else str(value))
+        if value is UNKNOWN or value is ABSENT:
+            out.append("unset" if value is ABSENT else "unknown")
+        elif isinstance(value, bool):
+            out.append("yes" if value else "no")
+        else:
+            out.append(str(value))
     return "".join(out)
 
 
