@@ -45,7 +45,8 @@ def test_unknown_values_get_stand_ins_listed_in_the_header(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("name", ["FL100_transa_int64_size.cpp", "FL101_fp8_nn_col.cpp", "FL110_gelu_aux_no_pointer.cpp",
-                                  "FL113_bias_type_32f.cpp", "FL119_device_vector.cpp", "FL101_fp8_tn_ok.cpp"])
+                                  "FL113_bias_type_32f.cpp", "FL119_device_vector.cpp", "FL101_fp8_tn_ok.cpp",
+                                  "FL124_bias_float_buffer.cpp", "FL124_bias_bf16_buffer_ok.cpp"])
 def test_probe_gets_the_same_verdict(name: str, tmp_path: Path) -> None:
     rules = load_rules()
     original = check_file(RULES / name, rules, ParseOptions())

@@ -16,10 +16,14 @@ from pathlib import Path
 from fusionlint.facts import AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.frontend.values import Known, Unknown
+from fusionlint.rules.derived import pointee_data_type
 
 DEFAULT_DIM = 64
 SCALAR_TYPES = {"CUDA_R_32F": "float", "CUDA_R_64F": "double", "CUDA_R_16F": "__half",
                 "CUDA_R_16BF": "__nv_bfloat16", "CUDA_R_32I": "int32_t", "CUDA_C_32F": "float2"}
+ELEMENT_C_TYPES = {"CUDA_R_32F": "float", "CUDA_R_64F": "double", "CUDA_R_16F": "__half",
+                   "CUDA_R_16BF": "__nv_bfloat16", "CUDA_R_8F_E4M3": "__nv_fp8_e4m3", "CUDA_R_8F_E5M2": "__nv_fp8_e5m2",
+                   "CUDA_R_8I": "int8_t", "CUDA_R_32I": "int32_t"}
 CONVERT = {"__half": "__float2half", "__nv_bfloat16": "__float2bfloat16"}
 BYTES = {"CUDA_R_64F": 8, "CUDA_R_32F": 4, "CUDA_R_32I": 4, "CUDA_R_16F": 2, "CUDA_R_16BF": 2}
 POINTER_SIZES = {  # bytes to allocate for pointer attributes other than bias/aux
@@ -76,6 +80,9 @@ def _replay_set(w: _Writer, handle: str, s: AttrSet, pointer_buffers: dict[str, 
                 target = "nullptr"
             else:
                 target = f"probe_workspace({4096})"
+        if target.isidentifier():  # a buffer variable of the probe: pass its address as the user did
+            w.emit(f"PROBE({s.function}({handle}, {s.attribute}, &{target}, sizeof({target})));")
+            return
         w.emit(f"const void *{name} = {target};")
         w.emit(f"PROBE({s.function}({handle}, {s.attribute}, &{name}, sizeof({name})));")
         return
@@ -133,12 +140,16 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
     d = mats["D"]
     bias_len = d["cols"] if epilogue == "CUBLASLT_EPILOGUE_BGRADB" else d["rows"]
     bias_type = _known(desc_f.get("BIAS_DATA_TYPE"))
-    if not isinstance(bias_type, str):
+    buffer_type = pointee_data_type(desc_f["BIAS_POINTER"].buffer_type) if "BIAS_POINTER" in desc_f else None
+    if buffer_type is not None:
+        bias_type = buffer_type  # replay the user's buffer, whatever cuBLASLt will read it as
+    elif not isinstance(bias_type, str):
         bias_type = "CUDA_R_16BF" if d["type"] == "CUDA_R_32F" and mats["A"]["type"].startswith("CUDA_R_8F") else d["type"]
         if d["type"].startswith("CUDA_R_8F"):
             bias_type = mats["C"]["type"]
     w.emit("std::vector<float> bias_values;")
-    w.emit(f"void *bias = probe_vector({bias_type}, {bias_len}, 7, &bias_values);")
+    bias_c = ELEMENT_C_TYPES.get(str(bias_type), "void")
+    w.emit(f"const {bias_c} *bias = (const {bias_c} *)probe_vector({bias_type}, {bias_len}, 7, &bias_values);")
     aux_ld = _int(desc_f.get("EPILOGUE_AUX_LD"), d["rows"], "aux ld", []) if "EPILOGUE_AUX_LD" in desc_f else d["rows"]
     w.emit(f"void *aux = probe_workspace({max(aux_ld, 1) * d['cols'] * max(d['batch'], 1) * 8 + 4096});")
     w.emit("float one = 1.0f;")

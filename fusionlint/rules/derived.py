@@ -291,7 +291,7 @@ C_ELEMENT_TYPES = {
 }
 
 
-def _pointee_data_type(pointer_ctype: str | None) -> str | None:
+def pointee_data_type(pointer_ctype: str | None) -> str | None:
     """``const float *`` -> CUDA_R_32F; None for void pointers or unknown element types."""
     if not pointer_ctype:
         return None
@@ -304,7 +304,7 @@ def _pointee_data_type(pointer_ctype: str | None) -> str | None:
 def bias_buffer_type(view: View) -> str | None:
     """The data type of the buffer the user passed as CUBLASLT_MATMUL_DESC_BIAS_POINTER."""
     types = view.get("pointer_types")
-    return _pointee_data_type(types.get("BIAS_POINTER")) if isinstance(types, dict) else None
+    return pointee_data_type(types.get("BIAS_POINTER")) if isinstance(types, dict) else None
 
 
 @derived("bias_read_type")
