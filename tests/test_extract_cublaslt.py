@@ -114,3 +114,11 @@ def test_descriptor_without_matmul_is_reported():
     kinds = [c.kind for c in facts.configurations]
     assert kinds == ["descriptor"]
     assert params(facts.configurations[0], "matmul_desc")["TRANSB"] == "CUBLAS_OP_T"
+
+
+def test_struct_passed_and_returned_by_value(system_headers):
+    (cfg,) = matmuls("struct_by_value.cpp", system_headers)
+    a, c = params(cfg, "layout_A"), params(cfg, "layout_C")
+    assert (a["TYPE"], a["ROWS"], a["COLS"], a["LD"]) == ("CUDA_R_16F", 1024, 2048, 1024)  # via layout_for(prob, true)
+    assert (c["ROWS"], c["COLS"], c["LD"]) == (2048, 4096, 2048)  # prob returned by make_problem(2048)
+    assert not cfg.unknowns

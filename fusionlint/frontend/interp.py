@@ -277,6 +277,10 @@ class Interpreter:
             frame.bindings[pusr] = value
             if pusr not in frame.aliases:
                 self.env[("param", frame.id, pusr)] = value
+                if i < len(arg_cursors) and p.type.get_canonical().kind == ci.TypeKind.RECORD:
+                    src = self._copy_source(arg_cursors[i])  # a struct passed by value: copy its members
+                    if src is not None:
+                        self._copy_members(src, ("param", frame.id, pusr))
         self.frames.append(frame)
         self.call_stack.append(usr)
         try:
@@ -400,7 +404,7 @@ class Interpreter:
             kids = expr_children(stmt)
             value = self.eval(kids[0]) if kids else Known(0)
             if kids and value.__class__ is Symbol:
-                self.frame.returned_key = self.lvalue_key(kids[0])
+                self.frame.returned_key = self._copy_source(kids[0])
             if self.cond_depth == self._frame_cond_base():
                 self.frame.returned = value
                 self.frame.done = True
@@ -538,6 +542,18 @@ class Interpreter:
             src = self.lvalue_key(arg_cursors[0])
             if src is not None:
                 self._copy_members(src, key)
+
+    def _copy_source(self, cursor: ci.Cursor) -> Key | None:
+        """The storage an object expression is copied from (through implicit copy constructors)."""
+        c = strip(cursor)
+        if c.kind == K.CALL_EXPR and c.referenced is not None and c.referenced.kind == K.CONSTRUCTOR:
+            args = list(c.get_arguments())
+            if len(args) == 1 and (c.referenced.is_copy_constructor() or c.referenced.is_move_constructor()):
+                return self._copy_source(args[0])
+            return None
+        if c.kind == K.CALL_EXPR:
+            return self.last_returned_key
+        return self.lvalue_key(c)
 
     def _default_members(self, key: Key, ctype: ci.Type, origin: Loc) -> None:
         """Default member initializers (``int32_t transa = CUBLAS_OP_T;``) of a struct variable."""
