@@ -25,7 +25,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-NVCC_FLAGS = ["-std=c++17", "-O2", "-arch=sm_90a", "-lcublasLt", "-lcublas"]
+NVCC_FLAGS = ["-std=c++17", "-O2", "-arch=sm_90a", "-lcublasLt", "-lcublas", "--expt-relaxed-constexpr",
+              "-DNDEBUG"]
+EXTRA_INCLUDES_ENV = "FUSIONLINT_EVIDENCE_INCLUDES"  # e.g. the CUTLASS include dirs, ':'-separated
 
 _VERSION_PROGRAM = r"""
 #include <cstdio>
@@ -45,6 +47,9 @@ int main() {
 """
 
 _CALL = re.compile(r"^EVIDENCE (?P<call>cublas\w+\(.*\)) (?P<status>CUBLAS_STATUS_\w+)$")
+# Any other library step: "EVIDENCE step <name> <status>" (CUTLASS: can_implement, initialize, run).
+_STEP = re.compile(r"^EVIDENCE step (?P<call>\S+) (?P<status>\S+)$")
+OK_STATUSES = {"CUBLAS_STATUS_SUCCESS", "Success", "kSuccess", "cudaSuccess"}
 _NUMERICS = re.compile(r"^EVIDENCE numerics (?P<verdict>ok|mismatch) max_abs_err=(?P<err>\S+)$")
 _CUDA = re.compile(r"^EVIDENCE cuda (?P<error>\w+)$")
 _TFLOPS = re.compile(r"^EVIDENCE tflops (?P<tflops>[\d.]+) m=(?P<m>\d+) n=(?P<n>\d+) k=(?P<k>\d+)$")
@@ -65,7 +70,7 @@ class Outcome:
     def works(self) -> bool:
         """Every cuBLAS call succeeded, no CUDA error, and every numerical check matched."""
         return (self.build_rc == 0 and self.run_rc == 0 and bool(self.calls)
-                and all(c["status"] == "CUBLAS_STATUS_SUCCESS" for c in self.calls)
+                and all(c["status"] in OK_STATUSES for c in self.calls)
                 and all(e == "cudaSuccess" for e in self.cuda_errors)
                 and bool(self.numerics) and all(n["ok"] for n in self.numerics))
 
@@ -80,6 +85,8 @@ def parse_output(source: str, build_rc: int, run_rc: int | None, log: str) -> Ou
     for line in log.splitlines():
         if m := _CALL.match(line):
             out.calls.append({"function": m["call"].split("(", 1)[0], "call": m["call"], "status": m["status"]})
+        elif m := _STEP.match(line):
+            out.calls.append({"function": m["call"], "call": m["call"], "status": m["status"]})
         elif m := _NUMERICS.match(line):
             out.numerics.append({"ok": m["verdict"] == "ok", "max_abs_err": float(m["err"])})
         elif m := _CUDA.match(line):
@@ -100,7 +107,8 @@ def _run(cmd: list[str], timeout: int, env: dict | None = None) -> tuple[int | N
 
 
 def build(source: Path, exe: Path) -> tuple[int, str]:
-    rc, log = _run(["nvcc", "-x", "cu", str(source), "-o", str(exe), *NVCC_FLAGS], timeout=900)
+    includes = [f"-I{d}" for d in os.environ.get(EXTRA_INCLUDES_ENV, "").split(":") if d]
+    rc, log = _run(["nvcc", "-x", "cu", str(source), "-o", str(exe), *NVCC_FLAGS, *includes], timeout=900)
     return (rc if rc is not None else 124), log
 
 
