@@ -23,13 +23,13 @@ def _parse_options(args: argparse.Namespace):
     from fusionlint.frontend.parse import ParseOptions
 
     return ParseOptions(include_dirs=list(args.include or []), defines=list(args.define or []),
-                        std=args.std, use_system_headers=not args.no_system_headers)
+                        std=args.std or "c++17", use_system_headers=not args.no_system_headers)
 
 
 def _add_frontend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-I", "--include", action="append", metavar="DIR", help="add an include directory")
     p.add_argument("-D", "--define", action="append", metavar="NAME[=VALUE]", help="define a macro")
-    p.add_argument("--std", default="c++17", help="C++ standard (default: c++17)")
+    p.add_argument("--std", help="C++ standard (default: c++17)")
     p.add_argument("--no-system-headers", action="store_true",
                    help="ignore CUDA/cuBLAS/CUTLASS headers installed on this machine; use fusionlint's stand-ins")
 
@@ -42,11 +42,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="check files and directories (the default command)")
     check.add_argument("paths", nargs="+", metavar="PATH")
-    check.add_argument("--output-format", choices=["text", "json"], default="text")
-    check.add_argument("--arch", default="sm_90", help="target architecture (default: sm_90)")
+    check.add_argument("--output-format", choices=["text", "json", "sarif", "github", "junit"],
+                       help="default: text (github when GITHUB_ACTIONS is set)")
+    check.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--arch", help="target architecture (default: from the compilation database or config, else sm_90)")
     check.add_argument("--ruleset", action="append", metavar="FILE", help="add a ruleset file (repeatable)")
     check.add_argument("--only-rulesets", action="store_true", help="use only the --ruleset files, not the built-in rules")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    codes = dict(type=lambda s: [c for c in s.split(",") if c.strip()], metavar="CODE[,CODE...]")
+    check.add_argument("--select", **codes, help="report only these codes or prefixes (default: FL, all)")
+    check.add_argument("--ignore", **codes, help="do not report these codes or prefixes (longest prefix wins)")
+    check.add_argument("--extend-select", **codes, help="report these codes or prefixes as well")
+    check.add_argument("--per-file-ignores", action="append", metavar="GLOB:CODE[,CODE...]",
+                       help="ignore codes in files matching GLOB (repeatable)")
+    check.add_argument("--exclude", action="append", metavar="GLOB", help="skip files matching GLOB (repeatable)")
+    check.add_argument("--statistics", action="store_true", help="print the number of findings per code")
+    check.add_argument("--show-source", action="store_true", help="print the source line with a caret under the column")
+    check.add_argument("--baseline", metavar="FILE", help="hide the findings recorded in FILE")
+    check.add_argument("--update-baseline", action="store_true", help="record the current findings in --baseline FILE")
+    check.add_argument("-p", "--compile-commands", metavar="PATH",
+                       help="compile_commands.json (or its directory); default: the nearest one above each file")
     _add_frontend_args(check)
 
     facts = sub.add_parser("facts", help="print the configurations extracted from files")
@@ -90,31 +105,9 @@ def _collect(paths: list[str]) -> list[Path]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from fusionlint.pipeline import check_file
-    from fusionlint.report import json_format, text
-    from fusionlint.rules.loader import load_rules
+    from fusionlint.check import run_check
 
-    rules = load_rules(args.ruleset, replace=args.only_rulesets)
-    files = _collect(args.paths)
-    options = _parse_options(args)
-    findings = []
-    failed = 0
-    for f in files:
-        result = check_file(f, rules, options, args.arch)
-        if result.skipped:
-            print(f"fusionlint: {f}: skipped: {result.skipped}", file=sys.stderr)
-        if result.error:
-            failed += 1
-            print(f"fusionlint: {f}: {result.error}", file=sys.stderr)
-        findings += result.findings
-    findings.sort(key=lambda x: x.sort_key())
-    out = json_format.format_findings(findings) if args.output_format == "json" else text.format_findings(findings)
-    sys.stdout.write(out)
-    if files and failed == len(files):
-        return EXIT_ERROR
-    if args.exit_zero:
-        return EXIT_CLEAN
-    return EXIT_FINDINGS if any(x.severity in ("error", "warning") for x in findings) else EXIT_CLEAN
+    return run_check(args, _collect(args.paths))
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -157,6 +150,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    from fusionlint.findings import BUILTIN_CODES
     from fusionlint.rules.docs import describe, rule_dict
     from fusionlint.rules.loader import load_rules
 
@@ -165,6 +159,10 @@ def cmd_rule(args: argparse.Namespace) -> int:
         raise UsageError("name a rule (FLnnn) or use --all")
     if not args.all:
         rules = [r for r in rules if r.id == args.code.upper()]
+        if not rules and args.code.upper() in BUILTIN_CODES:
+            name, description = BUILTIN_CODES[args.code.upper()]
+            print(f"{args.code.upper()} {name} (built in, not a YAML rule)\n\n  {description}")
+            return EXIT_CLEAN
         if not rules:
             raise UsageError(f"unknown rule {args.code} (see 'fusionlint rule --all')")
     if args.output_format == "json":
@@ -231,13 +229,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    from fusionlint.baseline import BaselineError
+    from fusionlint.compile_db import CompileDbError
+    from fusionlint.config import ConfigError
     from fusionlint.rules.loader import RulesetError
+    from fusionlint.selection import SelectionError
 
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
                 "test-rules": cmd_test_rules, "probe": cmd_probe}
     try:
         return handlers[args.command](args)
-    except (UsageError, RulesetError) as exc:
+    except (UsageError, RulesetError, ConfigError, SelectionError, CompileDbError, BaselineError) as exc:
         if str(exc) != "bad path":
             print(f"fusionlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

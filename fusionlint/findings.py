@@ -34,3 +34,14 @@ class Finding:
 
 
 INTERNAL_ERROR = "FL000"  # a file that could not be checked (unreadable, libclang failure, our bug)
+UNUSED_SUPPRESSION = "FL001"  # a `// fusionlint: ignore...` comment that matches no finding
+
+# Codes that are not YAML rules: (name, description). Selection, SARIF and the docs know them.
+BUILTIN_CODES: dict[str, tuple[str, str]] = {
+    INTERNAL_ERROR: ("file-not-checked",
+                     "The file could not be checked (unreadable, a libclang failure, or a fusionlint bug); "
+                     "the other files are still checked."),
+    UNUSED_SUPPRESSION: ("unused-suppression",
+                         "A `// fusionlint: ignore...` comment that suppresses no finding, an unknown code in "
+                         "one, or an ignore-begin/ignore-end without its partner. Remove or fix the comment."),
+}

@@ -38,3 +38,11 @@ def params(cfg: Configuration, part: str) -> dict:
 def system_headers(request) -> bool:
     """Run a test with the machine's CUDA headers (if any) and with fusionlint's stand-ins only."""
     return request.param
+
+
+@pytest.fixture(autouse=True)
+def _plain_environment(monkeypatch):
+    """Tests see the default output format and colours wherever they run (GitHub Actions sets
+    GITHUB_ACTIONS, which switches the default format to annotations)."""
+    for name in ("GITHUB_ACTIONS", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)

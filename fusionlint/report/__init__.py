@@ -1,1 +1,35 @@
-"""Output formats: one module each."""
+"""Output formats: one module each; ``render`` picks one."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fusionlint.findings import Finding
+
+FORMATS = ("text", "json", "sarif", "github", "junit")
+
+
+@dataclass
+class ReportContext:
+    root: Path  # repository root: SARIF URIs and annotation paths are relative to it
+    files: list[str] = field(default_factory=list)  # the files checked (JUnit lists clean ones too)
+    rules: list = field(default_factory=list)  # the rules in effect (SARIF's tool.driver.rules)
+    show_source: bool = False
+    color: bool = False
+
+
+def render(fmt: str, findings: list[Finding], ctx: ReportContext) -> str:
+    if fmt == "json":
+        from fusionlint.report import json_format
+        return json_format.format_findings(findings)
+    if fmt == "sarif":
+        from fusionlint.report import sarif
+        return sarif.format_findings(findings, ctx.rules, ctx.root)
+    if fmt == "github":
+        from fusionlint.report import github
+        return github.format_findings(findings, ctx.root)
+    if fmt == "junit":
+        from fusionlint.report import junit
+        return junit.format_findings(findings, ctx.files)
+    from fusionlint.report import text
+    return text.format_findings(findings, show_source=ctx.show_source, color=ctx.color)

@@ -1,0 +1,178 @@
+"""``compile_commands.json``: per-file include dirs, macros, standard and target arch.
+
+Only an allow-list of flags is translated (``-I -isystem -iquote -idirafter -D -U -std -include``
+and the nvcc/clang arch flags); everything else is dropped. So flags that load code
+(``-fplugin=``, ``-fpass-plugin=``, ``-Xclang -load``, ``-Xclang -plugin``), response files
+(``@file``, nvcc ``--options-file``) and the compiler itself never reach libclang: the
+database is read as data and nothing named in it is executed.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+DB_NAME = "compile_commands.json"
+
+# Flags (gcc/clang/nvcc) whose value is the next argument when not attached; their values are
+# skipped so that they are not mistaken for source files or flags.
+_TAKES_VALUE = {
+    "-o", "-MF", "-MT", "-MQ", "-x", "-Xclang", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-mllvm",
+    "-Xptxas", "-Xnvlink", "-Xcudafe", "-Xarchive", "-Xfatbin", "-ccbin", "--compiler-bindir",
+    "--linker-options", "--ptxas-options", "--archive-options", "-code", "--gpu-code", "-maxrregcount",
+    "--maxrregcount", "-t", "--threads", "--default-stream", "-rdc", "--relocatable-device-code",
+    "--options-file", "-optf", "--diag-suppress", "--diag-error", "--diag-warn", "-target", "--target",
+    "-L", "-l", "-isysroot", "--sysroot", "-include-pch", "-imacros", "-iprefix", "-iwithprefix",
+    "-odir", "--output-directory", "--dependency-output", "-MJ", "-arch", "--gpu-architecture",
+    "-gencode", "--generate-code", "-Xcompiler", "--compiler-options", "-std", "--std",
+    "-I", "--include-path", "-isystem", "--system-include", "-iquote", "-idirafter", "-D", "--define-macro",
+    "-U", "--undefine-macro", "-include", "--pre-include",
+}
+_INCLUDE_FLAGS = {"-I": "-I", "--include-path": "-I", "-isystem": "-isystem", "--system-include": "-isystem",
+                  "-iquote": "-iquote", "-idirafter": "-idirafter", "-include": "-include",
+                  "--pre-include": "-include"}
+_ARCH_FLAGS = {"-arch", "--gpu-architecture", "-gencode", "--generate-code", "--cuda-gpu-arch", "--offload-arch",
+               "-code", "--gpu-code"}
+_ATTACHED = ("-isystem", "-iquote", "-idirafter", "-I", "-D", "-U")  # -IDIR, -DNAME=VALUE
+_SM = re.compile(r"(?:sm|compute)_(\d+)([a-z]?)")
+
+
+class CompileDbError(Exception):
+    """A database that cannot be used; the message is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class CompileFlags:
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    std: str | None = None
+    extra_args: tuple[str, ...] = ()
+    arch: str | None = None
+
+
+@dataclass
+class CompileDb:
+    path: Path
+    entries: dict[str, CompileFlags] = field(default_factory=dict)  # resolved source path -> flags
+    notes: list[str] = field(default_factory=list)
+
+    def lookup(self, source: Path) -> CompileFlags | None:
+        return self.entries.get(str(source.resolve()))
+
+
+def _split(args: list[str]) -> list[tuple[str, str | None]]:
+    """(flag, value) pairs; value is the attached or following argument for flags that take one."""
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _TAKES_VALUE:
+            out.append((a, args[i + 1] if i + 1 < len(args) else None))
+            i += 2
+            continue
+        attached = next((f for f in _ATTACHED if a.startswith(f) and len(a) > len(f)), None)
+        name, eq, value = a.partition("=")
+        if attached:
+            out.append((attached, a[len(attached):]))
+        elif eq and name.startswith("-"):
+            out.append((name, value))
+        else:
+            out.append((a, None))
+        i += 1
+    return out
+
+
+def _archs(value: str) -> list[tuple[int, str]]:
+    return [(int(num), suffix) for num, suffix in _SM.findall(value)]
+
+
+def translate(args: list[str], directory: Path) -> CompileFlags:
+    """Translate one compile command's arguments (without argv[0]) into parse options."""
+    includes: list[str] = []
+    extra: list[str] = []
+    defines: list[str] = []
+    std: str | None = None
+    archs: list[tuple[int, str]] = []
+
+    def absolute(p: str) -> str:
+        return str(directory / p) if not Path(p).is_absolute() else p
+
+    def walk(items: list[str]) -> None:
+        nonlocal std
+        for flag, value in _split(items):
+            if value is None:
+                continue  # a flag without value, a source file, or a response file (@file): dropped
+            if flag in ("-Xcompiler", "--compiler-options"):
+                walk(value.split(","))  # host-compiler flags, through the same allow-list
+            elif flag in _INCLUDE_FLAGS:
+                if _INCLUDE_FLAGS[flag] == "-I":
+                    includes.append(absolute(value))
+                else:
+                    extra.extend([_INCLUDE_FLAGS[flag], absolute(value)])
+            elif flag in ("-D", "--define-macro"):
+                defines.append(value)
+            elif flag in ("-U", "--undefine-macro"):
+                extra.append(f"-U{value}")
+            elif flag in ("-std", "--std"):
+                std = value
+            elif flag in _ARCH_FLAGS:
+                archs.extend(_archs(value))
+
+    walk(args)
+    arch = None
+    if archs:
+        num, suffix = max(archs)
+        arch = f"sm_{num}{suffix}"
+    return CompileFlags(tuple(includes), tuple(defines), std, tuple(extra), arch)
+
+
+def _arguments(entry: dict, where: str) -> list[str]:
+    if isinstance(entry.get("arguments"), list) and all(isinstance(a, str) for a in entry["arguments"]):
+        return entry["arguments"]
+    if isinstance(entry.get("command"), str):
+        try:
+            return shlex.split(entry["command"])
+        except ValueError as exc:
+            raise CompileDbError(f"{where}: command: {exc}") from None
+    raise CompileDbError(f"{where}: needs 'arguments' (a list of strings) or 'command' (a string)")
+
+
+@lru_cache(maxsize=None)
+def load(path: Path) -> CompileDb:
+    """Read a database (``path`` is the file or a directory holding it)."""
+    path = path / DB_NAME if path.is_dir() else path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CompileDbError(f"{path}: cannot read compilation database: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CompileDbError(f"{path}: malformed compilation database: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, list):
+        raise CompileDbError(f"{path}: malformed compilation database: expected a JSON array of entries")
+    db = CompileDb(path)
+    for i, entry in enumerate(data):
+        where = f"{path}: entry {i + 1}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) \
+                or not isinstance(entry.get("directory"), str):
+            raise CompileDbError(f"{where}: malformed compilation database: needs 'directory' and 'file' strings")
+        directory = Path(entry["directory"])
+        source = (directory / entry["file"]).resolve()
+        args = _arguments(entry, where)
+        if not source.is_file():
+            db.notes.append(f"{where}: {entry['file']}: no such file; entry skipped")
+            continue
+        db.entries.setdefault(str(source), translate(args[1:], directory))
+    return db
+
+
+@lru_cache(maxsize=None)
+def discover(directory: Path) -> Path | None:
+    """The nearest ``compile_commands.json`` at or above ``directory``, also in a ``build/``
+    subdirectory (as clangd looks), cached per directory."""
+    for candidate in (directory / DB_NAME, directory / "build" / DB_NAME):
+        if candidate.is_file():
+            return candidate
+    return None if directory.parent == directory else discover(directory.parent)
