@@ -98,7 +98,7 @@ def test_reference_kernel_lints_clean_and_ran(path: Path) -> None:
 
 
 def test_test_rules_command(tmp_path: Path, capsys) -> None:
-    shutil.copy(FIXTURES / "cublaslt" / "probe.h", tmp_path / "probe.h")
+    shutil.copy(ROOT / "fusionlint" / "evidence" / "include" / "fusionlint_probe.h", tmp_path / "probe.h")
     (tmp_path / "rules").mkdir()
     for name in ("FL100_transa_int64_size.cpp", "FL100_transa_int32_ok.cpp"):
         shutil.copy(FIXTURES / "cublaslt" / "rules" / name, tmp_path / "rules" / name)
