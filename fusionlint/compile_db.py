@@ -158,7 +158,7 @@ def load(path: Path) -> CompileDb:
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) \
                 or not isinstance(entry.get("directory"), str):
             raise CompileDbError(f"{where}: malformed compilation database: needs 'directory' and 'file' strings")
-        directory = Path(entry["directory"])
+        directory = path.parent / entry["directory"]  # relative: to the database's directory
         source = (directory / entry["file"]).resolve()
         args = _arguments(entry, where)
         if not source.is_file():

@@ -92,7 +92,8 @@ def test_nothing_in_the_database_is_executed_or_loaded(tmp_path: Path) -> None:
 def test_missing_files_are_skipped_with_a_note(tmp_path: Path) -> None:
     src = guarded(tmp_path)
     db = _db(tmp_path, [{"directory": "/nonexistent", "file": "gone.cu", "command": "nvcc -c gone.cu"},
-                        {"directory": str(tmp_path), "file": str(src), "arguments": ["c++", "-Iinclude", "-DCHECK_TRANSA"]}])
+                        {"directory": "..", "file": "src/guarded.cpp",  # relative to the database's directory
+                         "arguments": ["c++", "-Iinclude", "-DCHECK_TRANSA"]}])
     rc, out, err = run_cli(src)
     assert rc == 1 and codes(out) == [("guarded.cpp", 21, "FL100")]
     assert err == f"fusionlint: note: {db}: entry 1: gone.cu: no such file; entry skipped\n"
