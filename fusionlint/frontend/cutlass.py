@@ -1,0 +1,1181 @@
+"""CUTLASS GEMM extraction: every 3.x collective/kernel/adapter and every 2.x device GEMM of a file.
+
+Two modes, recorded per GEMM:
+
+- **syntactic** (always run): the file's own text is read by :mod:`cutlass_syntax` and evaluated
+  by :mod:`cutlass_eval` — aliases, constexprs, config structs, templated wrappers and their
+  instantiations. This is what runs when the CUTLASS headers are not available.
+- **instantiated** (when the parse included the real CUTLASS headers): libclang has instantiated
+  the templates, so each GEMM's arguments are read from the specializations themselves
+  (``CollectiveBuilder<...>::CollectiveOp``'s parent, ``GemmUniversal<...>``, 2.x ``device::Gemm``
+  with every default filled in by CUTLASS), following the sugared types of the main file's
+  declarations; and CUTLASS's ``static_assert`` failures are mapped to the user's line.
+  Locations still come from the syntactic reading (where each argument is written).
+
+Only the main file's cursors are visited; the translation unit is never walked as a whole.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import clang.cindex as ci
+
+from fusionlint.cutlass_facts import (
+    CollectiveMmaFacts, CutlassDiagnostic, CutlassGemm, EpilogueBuilder, Gemm2x, KernelFacts, MainloopBuilder,
+    OtherEpilogue, Param,
+)
+from fusionlint.frontend import cutlass_model as model
+from fusionlint.frontend.cutlass_eval import (
+    ArgRes, Construct, Evaluator, Res, VClass, VConstruct, VInt, VIntC, VTuple, VType, VUnknown, as_int,
+    element_size_bits, nested_constructs, parse_type_string, render,
+)
+from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
+from fusionlint.frontend.values import Loc
+
+_CUTLASS_HINT = re.compile(r"\bcutlass\b|\bcute\b")
+
+
+def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
+    """All CUTLASS GEMMs of ``unit``'s main file. ``text`` is the file's content (read from disk
+    when omitted)."""
+    path = str(unit.path)
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+    if not _CUTLASS_HINT.search(text):
+        return []
+    prog = read_program(text, path, predefined_macros(unit.args, text))
+    ev = Evaluator(prog)
+    ev.run()
+    gemms = _build_gemms(ev, path)
+    headers = cutlass_headers_used(unit)
+    for g in gemms:
+        g.cutlass_headers = headers
+    if headers:
+        try:
+            ast = AstReader(unit, ev)
+            ast.run()
+            _merge_ast(gemms, ast, ev, path)
+            _map_diagnostics(gemms, unit, path)
+        except Exception as exc:  # noqa: BLE001 - the syntactic facts stay valid
+            for g in gemms:
+                g.notes.append(f"reading the instantiated templates failed: {type(exc).__name__}: {exc}")
+    _nearby_errors(gemms, unit, path)
+    for g in gemms:
+        g.collect_unknowns()
+    if prog.skipped:
+        for g in gemms:
+            lines = _lines_of(g)
+            for line, why in prog.skipped:
+                if lines and min(lines) - 3 <= line <= max(lines) + 3:
+                    g.notes.append(f"line {line}: statement not read ({why})")
+    return gemms
+
+
+# ----------------------------------------------------------------------------------------------
+# Macros the preprocessor of the syntactic reader starts from
+
+
+def predefined_macros(args: list[str], text: str) -> dict[str, str]:
+    out: dict[str, str] = {"__cplusplus": "201703L", "__clang__": "1"}
+    cuda = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-x" and i + 1 < len(args):
+            cuda = args[i + 1] == "cuda"
+        if a.startswith("-D"):
+            d = a[2:] or (args[i + 1] if i + 1 < len(args) else "")
+            if not a[2:]:
+                i += 1
+            name, _, value = d.partition("=")
+            out[name] = value if _ else "1"
+        elif a.startswith("-U"):
+            out.pop(a[2:], None)
+        i += 1
+    major = minor = None
+    if cuda:
+        out.update({"__CUDACC__": "1", "__CUDA__": "1"})
+        try:
+            from fusionlint.frontend.parse import _prelude_text
+            for name, value in re.findall(r"#\s*define\s+(__CUDACC_VER_\w+|__CUDA_API_VER_\w+)\s+(\w+)",
+                                          _prelude_text()):
+                out.setdefault(name, value)
+        except Exception:  # noqa: BLE001 - no prelude: no version macros
+            pass
+    try:
+        major = int(out.get("__CUDACC_VER_MAJOR__", "")) if "__CUDACC_VER_MAJOR__" in out else None
+        minor = int(out.get("__CUDACC_VER_MINOR__", "0"))
+    except ValueError:
+        major = None
+    if includes_cutlass(text):
+        for k, v in model.config_macros(major, minor, clang_cuda=cuda).items():
+            out.setdefault(k, v)
+    return out
+
+
+def cutlass_headers_used(unit) -> bool:
+    """Whether the parse included real CUTLASS headers (not fusionlint's empty stand-ins)."""
+    try:
+        for inc in unit.tu.get_includes():
+            name = inc.include.name if inc.include is not None else ""
+            if ("/cutlass/" in name or "/cute/" in name) and not name.startswith("/__fusionlint__"):
+                return True
+    except Exception:  # noqa: BLE001
+        return False
+    return False
+
+
+# ----------------------------------------------------------------------------------------------
+# Facts from constructs
+
+
+def _loc(path: str, pos) -> Loc | None:
+    return Loc(path, pos[0], pos[1]) if pos else None
+
+
+def _via(r: Res) -> str:
+    return " -> ".join(r.via)
+
+
+def _type_value(v) -> tuple[object, list | None, str | None]:
+    """(value, args, unknown reason) of a type-like value."""
+    if isinstance(v, VUnknown):
+        return None, None, v.reason
+    if isinstance(v, VType):
+        name = v.name + (" " + v.ptr if v.ptr else "")
+        if v.args and not model.element_bits(render(VType(v.name, v.args))):
+            return name, [_plain(a) for a in v.args], None
+        if v.args:
+            return render(VType(v.name, v.args)) + (" " + v.ptr if v.ptr else ""), None, None
+        return name, None, None
+    if isinstance(v, VIntC):
+        return f"cute::C<{v.value}>", None, None
+    if isinstance(v, VInt):
+        return v.value, None, None
+    if isinstance(v, VTuple):
+        return _shape_list(v), None, None
+    if isinstance(v, VClass):
+        return render(v), None, None
+    if isinstance(v, VConstruct):
+        return None, None, "a CUTLASS collective/kernel, not a plain type"
+    return None, None, f"{render(v)} is not a type"
+
+
+def _plain(v):
+    if isinstance(v, VInt):
+        return v.value
+    if isinstance(v, VIntC):
+        return v.value
+    if isinstance(v, VTuple):
+        return _shape_list(v)
+    if isinstance(v, VUnknown):
+        return None
+    return render(v)
+
+
+def _shape_list(v: VTuple) -> list:
+    out = []
+    for it in v.items:
+        if isinstance(it, int):
+            out.append(it)
+        elif isinstance(it, VIntC):
+            out.append(it.value)
+        elif isinstance(it, VInt):
+            out.append(it.value)
+        elif isinstance(it, VTuple):
+            out.append(_shape_list(it))
+        elif isinstance(it, VType):
+            out.append(render(it))
+        elif isinstance(it, VUnknown):
+            out.append(None)
+        else:
+            out.append(render(it))
+    return out
+
+
+def _make_param(path: str, a: ArgRes | None, kind: str, operand: str = "", default_value=None,
+                default_reason: str | None = None) -> Param:
+    if a is None:
+        if default_reason is not None:
+            return Param(None, default_reason, default=True)
+        p = Param(default=True)
+        _set_value(p, default_value, kind, operand)
+        return p
+    r = a.res
+    p = Param(at=_loc(path, (a.term.line, a.term.col)) if a.term is not None else None,
+              origin=_loc(path, r.origin), via=_via(r), written=a.written)
+    _set_value(p, r.value, kind, operand)
+    return p
+
+
+def _set_value(p: Param, v, kind: str, operand: str = "") -> None:
+    if isinstance(v, Res):
+        v = v.value
+    if v is None:
+        p.unknown = p.unknown or "no value"
+        return
+    if isinstance(v, VUnknown):
+        p.value, p.unknown = None, v.reason
+        return
+    if kind == "int":
+        n = as_int(v)
+        if n is None and isinstance(v, VInt) and isinstance(v.value, float) and v.value.is_integer():
+            n = int(v.value)
+        if n is None:
+            p.unknown = f"{render(v)} is not an integer constant"
+        else:
+            p.value = int(n)
+        return
+    if kind == "bool":
+        n = as_int(v)
+        if n is None:
+            p.unknown = f"{render(v)} is not a constant"
+        else:
+            p.value = bool(n)
+        return
+    if kind == "shape" or kind == "problem_shape":
+        if isinstance(v, VTuple):
+            p.value = _shape_list(v)
+        elif kind == "problem_shape" and isinstance(v, VType):  # GroupProblemShape<Shape<int,int,int>>
+            p.value, p.args = v.name, [_plain(a) for a in v.args]
+        else:
+            p.unknown = f"{render(v)} is not a shape"
+        return
+    if kind == "layout" and isinstance(v, VTuple):
+        items = _shape_list(v)
+        tag = model.stride_to_layout(items, operand)
+        p.value = tag if tag else render(v)
+        p.args = items
+        return
+    value, args, why = _type_value(v)
+    if why is not None:
+        p.unknown = why
+        return
+    p.value, p.args = value, args
+    if kind == "element" and isinstance(value, str):
+        p.bits = model.element_bits(value)
+
+
+def _arg(c: Construct, i: int) -> ArgRes | None:
+    return c.args[i] if i < len(c.args) else None
+
+
+_ML_KINDS = {"arch": "type", "op_class": "type", "element_a": "element", "layout_a": "layout",
+             "alignment_a": "int", "element_b": "element", "layout_b": "layout", "alignment_b": "int",
+             "element_accumulator": "element", "tile_shape": "shape", "cluster_shape": "shape",
+             "stage_count": "type", "kernel_schedule": "type"}
+_EPI_KINDS = {"arch": "type", "op_class": "type", "tile_shape": "shape", "cluster_shape": "shape",
+              "epilogue_tile": "type", "element_accumulator": "element", "element_compute": "element",
+              "element_c": "element", "layout_c": "layout", "alignment_c": "int", "element_d": "element",
+              "layout_d": "layout", "alignment_d": "int", "epilogue_schedule": "type", "fusion_op": "type"}
+_OPERAND = {"layout_a": "A", "layout_b": "B", "layout_c": "C", "layout_d": "C"}
+
+
+def mainloop_facts(path: str, c: Construct) -> MainloopBuilder:
+    f = MainloopBuilder(name=c.holder.name if c.holder else "", loc=_loc(path, c.site))
+    for i, tp in enumerate(model.MAINLOOP_BUILDER_PARAMS):
+        if not tp.name:
+            continue
+        setattr(f, tp.name, _make_param(path, _arg(c, i), _ML_KINDS[tp.name], _OPERAND.get(tp.name, "")))
+    _stage_facts(f, _arg(c, 11))
+    return f
+
+
+def _stage_facts(f: MainloopBuilder, a: ArgRes | None) -> None:
+    base = f.stage_count
+
+    def derived(value=None, unknown=None) -> Param:
+        return Param(value, unknown, at=base.at, origin=base.origin, via=base.via, written=base.written)
+
+    v = a.res.value if a is not None else None
+    if v is None or isinstance(v, VUnknown):
+        why = v.reason if isinstance(v, VUnknown) else "no stage count argument"
+        f.stage_count_kind, f.stages, f.carveout_bytes = derived(None, why), derived(None, why), derived(None, why)
+        return
+    name = v.name if isinstance(v, VType) else ""
+    if isinstance(v, VIntC) or name == "cutlass::gemm::collective::StageCount":
+        n = v.value if isinstance(v, VIntC) else (as_int(v.args[0]) if v.args else None)
+        f.stage_count_kind = derived("fixed")
+        f.stages = derived(n) if n is not None else derived(None, _why(v.args[0] if v.args else None,
+                                                                       "stage count not constant"))
+        f.carveout_bytes = derived(None)  # not applicable: value None, nothing unknown
+        f.stage_count.value = "cutlass::gemm::collective::StageCount"
+        f.stage_count.args = [n]
+        return
+    if name == "cutlass::gemm::collective::StageCountAutoCarveout":
+        n = as_int(v.args[0]) if v.args else None
+        if n == 0:  # StageCountAuto is StageCountAutoCarveout<0>
+            f.stage_count.value, f.stage_count.args = "cutlass::gemm::collective::StageCountAuto", None
+            f.stage_count_kind = derived("auto")
+            f.carveout_bytes = derived(0)
+        else:
+            f.stage_count_kind = derived("auto_carveout")
+            f.carveout_bytes = derived(n) if n is not None else derived(None, _why(v.args[0] if v.args else None,
+                                                                                  "carve-out not constant"))
+        f.stages = derived(None, "chosen by the collective builder from the shared memory left"
+                           + (" after the carve-out" if n else ""))
+        return
+    if name == "cutlass::gemm::collective::StageCountAutoCarveoutEpi":
+        f.stage_count_kind = derived("auto_carveout")
+        f.carveout_bytes = derived(None, "the epilogue's shared storage size is only known with the CUTLASS headers")
+        f.stages = derived(None, "chosen by the collective builder from the shared memory left after the carve-out")
+        return
+    why = f"stage count type {render(v)} not recognised"
+    f.stage_count_kind, f.stages, f.carveout_bytes = derived(None, why), derived(None, why), derived(None, why)
+
+
+def _why(v, default: str) -> str:
+    return v.reason if isinstance(v, VUnknown) else default
+
+
+def epilogue_facts(path: str, c: Construct) -> EpilogueBuilder:
+    f = EpilogueBuilder(name=c.holder.name if c.holder else "", loc=_loc(path, c.site))
+    for i, tp in enumerate(model.EPILOGUE_BUILDER_PARAMS):
+        if not tp.name:
+            continue
+        a = _arg(c, i)
+        if a is None and tp.name == "fusion_op":
+            d, comp, cc = (_arg(c, 10), _arg(c, 6), _arg(c, 7))
+            args = [_plain(x.res.value) if x else None for x in (d, comp, cc, comp)]
+            p = Param("cutlass::epilogue::fusion::LinearCombination", default=True, args=args)
+            setattr(f, tp.name, p)
+            continue
+        setattr(f, tp.name, _make_param(path, a, _EPI_KINDS[tp.name], _OPERAND.get(tp.name, "")))
+    return f
+
+
+def collective_mma_facts(path: str, c: Construct) -> CollectiveMmaFacts:
+    f = CollectiveMmaFacts(name=c.holder.name if c.holder else "", loc=_loc(path, c.site))
+    kinds = {"dispatch_policy": "type", "tile_shape": "shape", "element_a": "element", "stride_a": "shape",
+             "element_b": "element", "stride_b": "shape"}
+    for i, tp in enumerate(model.COLLECTIVE_MMA_PARAMS):
+        setattr(f, tp.name, _make_param(path, _arg(c, i), kinds.get(tp.name, "type")))
+    _policy_facts(f, _arg(c, 0))
+    for op, stride_field, layout_field in (("A", "stride_a", "layout_a"), ("B", "stride_b", "layout_b")):
+        sp: Param = getattr(f, stride_field)
+        lp = Param(at=sp.at, origin=sp.origin, via=sp.via, written=sp.written)
+        if sp.known and isinstance(sp.value, list):
+            tag = model.stride_to_layout(sp.value, op)
+            lp.value = tag
+            if tag is None:
+                lp.unknown = f"stride {sp.value} is not a row/column-major stride"
+        else:
+            lp.unknown = sp.unknown or "stride unknown"
+        setattr(f, layout_field, lp)
+    return f
+
+
+def _policy_facts(f: CollectiveMmaFacts, a: ArgRes | None) -> None:
+    base = f.dispatch_policy
+
+    def derived(value=None, unknown=None) -> Param:
+        return Param(value, unknown, at=base.at, origin=base.origin, via=base.via, written=base.written)
+
+    v = a.res.value if a is not None else None
+    if not isinstance(v, VType):
+        why = v.reason if isinstance(v, VUnknown) else "dispatch policy not understood"
+        f.stages, f.cluster_shape, f.kernel_schedule = derived(None, why), derived(None, why), derived(None, why)
+        return
+    args = list(v.args)
+    n = as_int(args[0]) if args else None
+    f.stages = derived(n) if n is not None else derived(None, "stage count of the dispatch policy not constant")
+    if len(args) > 1 and isinstance(args[1], VTuple):
+        f.cluster_shape = derived(_shape_list(args[1]))
+    elif len(args) > 1:
+        f.cluster_shape = derived(None, _why(args[1], "cluster shape not understood"))
+    else:
+        f.cluster_shape = derived([1, 1, 1])
+        f.cluster_shape.default = True
+    if v.name in model.DISPATCH_POLICY_INT_THIRD:
+        f.kernel_schedule = derived("cutlass::gemm::KernelTma")
+    elif len(args) > 2 and isinstance(args[2], VType):
+        f.kernel_schedule = derived(args[2].name)
+    elif len(args) > 2:
+        f.kernel_schedule = derived(None, _why(args[2], "kernel schedule not understood"))
+    elif v.name in model.DISPATCH_POLICY_SCHEDULE_DEFAULT:
+        f.kernel_schedule = derived(model.DISPATCH_POLICY_SCHEDULE_DEFAULT[v.name])
+        f.kernel_schedule.default = True
+    else:
+        f.kernel_schedule = derived(None, f"default kernel schedule of {v.name} not known to fusionlint")
+
+
+def kernel_facts(path: str, c: Construct) -> KernelFacts:
+    f = KernelFacts(name=c.holder.name if c.holder else "", loc=_loc(path, c.site))
+    f.problem_shape = _make_param(path, _arg(c, 0), "problem_shape")
+    a = _arg(c, 3)
+    f.tile_scheduler = _make_param(path, a, "type", default_value=VType("void")) if a else \
+        _make_param(path, None, "type", default_value=VType("void"))
+    return f
+
+
+def gemm2x_facts(path: str, c: Construct, variant: str) -> Gemm2x:
+    f = Gemm2x(name=c.holder.name if c.holder else "", loc=_loc(path, c.site))
+    specs = model.GEMM2X_PARAMS[variant]
+    idx = {tp.name: i for i, tp in enumerate(specs)}
+
+    def arg(name):
+        return _arg(c, idx[name]) if name in idx else None
+
+    def val(name):
+        a = arg(name)
+        return a.res.value if a is not None else None
+
+    kinds = {"element_a": "element", "layout_a": "layout", "element_b": "element", "layout_b": "layout",
+             "element_c": "element", "layout_c": "layout", "element_accumulator": "element", "op_class": "type",
+             "arch": "type", "threadblock_shape": "shape", "warp_shape": "shape", "instruction_shape": "shape",
+             "epilogue_op": "type", "swizzle": "type", "stages": "int", "alignment_a": "int", "alignment_b": "int",
+             "split_k_serial": "bool", "operator": "type"}
+    for name in ("element_a", "layout_a", "element_b", "layout_b", "element_c", "layout_c"):
+        setattr(f, name, _make_param(path, arg(name), kinds[name], {"layout_a": "A", "layout_b": "B"}.get(name, "C")))
+    # defaults in order
+    acc_a = arg("element_accumulator")
+    f.element_accumulator = _make_param(path, acc_a, "element") if acc_a else _copy_default(f.element_c)
+    f.op_class = _make_param(path, arg("op_class"), "type") if arg("op_class") else \
+        _make_param(path, None, "type", default_value=VType("cutlass::arch::OpClassSimt"))
+    f.arch = _make_param(path, arg("arch"), "type") if arg("arch") else \
+        _make_param(path, None, "type", default_value=VType("cutlass::arch::Sm70"))
+    names = [p.value if p.known else None for p in (f.op_class, f.arch, f.element_a, f.element_b, f.element_c,
+                                                    f.element_accumulator)]
+    cfg = None
+    cfg_why = None
+    if all(isinstance(n, str) for n in names):
+        got = model.default_gemm_configuration(*names)
+        if isinstance(got, str):
+            cfg_why = got
+        else:
+            cfg = got
+            f.default_config = got.name
+    else:
+        cfg_why = "the DefaultGemmConfiguration depends on an unknown argument"
+
+    def from_cfg(name, kind, value_fn):
+        a = arg(name)
+        if a is not None:
+            return _make_param(path, a, kind)
+        if cfg is None:
+            return Param(None, cfg_why, default=True)
+        v = value_fn(cfg)
+        if v is None:
+            return Param(None, f"{cfg.name} has no {name}: it must be given explicitly", default=True)
+        p = Param(default=True)
+        p.value = v
+        if kind == "element":
+            p.bits = model.element_bits(v)
+        return p
+
+    f.threadblock_shape = from_cfg("threadblock_shape", "shape", lambda g: list(g.threadblock) if g.threadblock else None)
+    f.warp_shape = from_cfg("warp_shape", "shape", lambda g: list(g.warp) if g.warp else None)
+    f.instruction_shape = from_cfg("instruction_shape", "shape", lambda g: list(g.instruction) if g.instruction else None)
+    ep = arg("epilogue_op")
+    if ep is not None:
+        f.epilogue_op = _make_param(path, ep, "type")
+        ev = ep.res.value
+        count = as_int(ev.args[1]) if isinstance(ev, VType) and len(ev.args) > 1 else None
+        f.alignment_c = Param(count, None if count is not None else "the epilogue functor's Count is not known",
+                              at=f.epilogue_op.at, origin=f.epilogue_op.origin, via=f.epilogue_op.via,
+                              written=f.epilogue_op.written)
+    elif cfg is not None:
+        args = [f.element_c.value, cfg.epilogue_count, cfg.epilogue_acc, cfg.epilogue_compute]
+        f.epilogue_op = Param(cfg.epilogue, default=True, args=args)
+        f.alignment_c = Param(cfg.epilogue_count, None if cfg.epilogue_count else "unknown Count", default=True)
+    else:
+        f.epilogue_op = Param(None, cfg_why, default=True)
+        f.alignment_c = Param(None, cfg_why, default=True)
+    sw = arg("swizzle")
+    if sw is not None:
+        f.swizzle = _make_param(path, sw, "type")
+    else:
+        spec = next(tp for tp in specs if tp.name == "swizzle")
+        f.swizzle = Param(model.SWIZZLE_DEFAULT[spec.default], default=True)
+    if f.swizzle.known and f.swizzle.value == "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle" \
+            and not f.swizzle.args:
+        f.swizzle.args = [1]
+    f.stages = from_cfg("stages", "int", lambda g: g.stages)
+    f.alignment_a = from_cfg("alignment_a", "int", lambda g: g.alignment_a)
+    f.alignment_b = from_cfg("alignment_b", "int", lambda g: g.alignment_b)
+    if "split_k_serial" in idx:
+        a = arg("split_k_serial")
+        f.split_k_serial = _make_param(path, a, "bool") if a else Param(False, default=True)
+    else:
+        f.split_k_serial = Param(None, f"{variant} has no SplitKSerial parameter")
+    f.operator = from_cfg("operator", "type", lambda g: g.operator)
+    return f
+
+
+def _copy_default(p: Param) -> Param:
+    q = Param(p.value, p.unknown, default=True, bits=p.bits)
+    return q
+
+
+def _lines_of(g: CutlassGemm) -> list[int]:
+    lines = [g.loc.line]
+    for part in (g.mainloop, g.epilogue, g.kernel, g.gemm2x):
+        if part is None:
+            continue
+        if getattr(part, "loc", None) is not None:
+            lines.append(part.loc.line)
+        for f in fields(part):
+            v = getattr(part, f.name)
+            if isinstance(v, Param):
+                for loc in (v.at, v.origin):
+                    if loc is not None:
+                        lines.append(loc.line)
+    return lines
+
+
+def _build_gemms(ev: Evaluator, path: str) -> list[CutlassGemm]:
+    cons = ev.constructs
+    referenced = {k for c in cons.values() for k in c.refs}
+    gemms: list[CutlassGemm] = []
+    orphans: dict[str, list[Construct]] = {}
+    for key, c in cons.items():
+        if key in referenced:
+            continue
+        if c.kind in ("mainloop_builder", "epilogue_builder"):
+            orphans.setdefault(c.ctx, []).append(c)
+            continue
+        g = _gemm_from_root(ev, c, path)
+        if g is not None:
+            gemms.append(g)
+    for ctx, group in orphans.items():
+        mls = [c for c in group if c.kind == "mainloop_builder"]
+        eps = [c for c in group if c.kind == "epilogue_builder"]
+        if len(mls) == 1 and len(eps) == 1:
+            pairs = [(mls[0], eps[0])]
+        else:
+            pairs = [(m, None) for m in mls] + [(None, e) for e in eps]
+        for m, e in pairs:
+            first = m or e
+            g = CutlassGemm("3.x", "CollectiveBuilder", first.holder.name if first.holder else "", path,
+                            _holder_loc(first, path), "syntactic", context=ctx,
+                            instantiated_at=_loc(path, ev.ctx_sites.get(ctx)))
+            g.mainloop = mainloop_facts(path, m) if m else None
+            g.epilogue = epilogue_facts(path, e) if e else None
+            g.notes.append("collective(s) not used by a GemmUniversal kernel in this file")
+            g._roots = [x for x in (m, e) if x is not None]  # type: ignore[attr-defined]
+            gemms.append(g)
+    gemms.sort(key=lambda g: (g.loc.line, g.loc.column, g.context))
+    return gemms
+
+
+def _holder_loc(c: Construct, path: str) -> Loc:
+    if c.holder is not None:
+        return Loc(path, c.holder.tok.line, c.holder.tok.col)
+    return Loc(path, c.site[0], c.site[1])
+
+
+def _gemm_from_root(ev: Evaluator, root: Construct, path: str) -> CutlassGemm | None:
+    cons = ev.constructs
+    ctx = root.ctx
+    g = CutlassGemm("3.x", "", root.holder.name if root.holder else "", path, _holder_loc(root, path), "syntactic",
+                    context=ctx, instantiated_at=_loc(path, ev.ctx_sites.get(ctx)))
+    g._roots = [root]  # type: ignore[attr-defined]
+    if root.kind == "gemm2x":
+        variant = model.GEMM2X[root.template]
+        g.api, g.kind = "2.x", variant
+        g.gemm2x = gemm2x_facts(path, root, variant)
+        return g
+    kernel = None
+    if root.kind == "adapter":
+        g.kind = "GemmUniversalAdapter"
+        a = _arg(root, 0)
+        if a is not None and isinstance(a.res.value, VConstruct):
+            kernel = cons.get(a.res.value.key)
+            if kernel is not None and kernel.kind == "gemm2x":
+                g.notes.append("GemmUniversalAdapter of a 2.x kernel")
+                kernel = None
+        elif a is not None and isinstance(a.res.value, VType) and nested_constructs(a.res.value):
+            # a kernel of the user's own (e.g. GemmGather<ProblemShape, Mainloop, Epilogue, ...>)
+            g.notes.append(f"kernel {a.res.value.name} is not GemmUniversal; its collectives are read")
+            for key in nested_constructs(a.res.value):
+                sub = cons.get(key)
+                if sub is None:
+                    continue
+                if sub.kind == "mainloop_builder" and g.mainloop is None:
+                    g.mainloop = mainloop_facts(path, sub)
+                elif sub.kind == "collective_mma" and g.mainloop is None:
+                    g.mainloop = collective_mma_facts(path, sub)
+                elif sub.kind == "epilogue_builder" and g.epilogue is None:
+                    g.epilogue = epilogue_facts(path, sub)
+        else:
+            g.notes.append("the adapter's kernel was not resolved: "
+                           + (a.res.value.reason if a and isinstance(a.res.value, VUnknown) else "unknown type"))
+    elif root.kind == "kernel":
+        g.kind = "GemmUniversal"
+        kernel = root
+    elif root.kind == "collective_mma":
+        g.kind = "CollectiveMma"
+        g.mainloop = collective_mma_facts(path, root)
+        g.notes.append("collective not used by a GemmUniversal kernel in this file")
+        return g
+    else:
+        return None
+    if kernel is not None:
+        g.kernel = kernel_facts(path, kernel)
+        for idx, role in ((1, "mainloop"), (2, "epilogue")):
+            a = _arg(kernel, idx)
+            sub = cons.get(a.res.value.key) if a is not None and isinstance(a.res.value, VConstruct) else None
+            if sub is None:
+                if a is None:
+                    continue
+                if role == "epilogue":
+                    g.epilogue = OtherEpilogue(_make_param(path, a, "type"), name=a.written,
+                                               loc=_loc(path, (a.term.line, a.term.col)) if a.term else None)
+                else:
+                    g.notes.append(f"mainloop not resolved: "
+                                   + (a.res.value.reason if isinstance(a.res.value, VUnknown) else render(a.res.value)))
+                continue
+            if sub.kind == "mainloop_builder":
+                g.mainloop = mainloop_facts(path, sub)
+            elif sub.kind == "collective_mma":
+                g.mainloop = collective_mma_facts(path, sub)
+            elif sub.kind == "epilogue_builder":
+                g.epilogue = epilogue_facts(path, sub)
+    return g
+
+
+# ----------------------------------------------------------------------------------------------
+# Instantiated mode: read libclang's specializations
+
+
+_STMT_KINDS = None
+
+
+def _stmt_kinds():
+    global _STMT_KINDS
+    if _STMT_KINDS is None:
+        K = ci.CursorKind
+        _STMT_KINDS = {K.COMPOUND_STMT, K.DECL_STMT, K.IF_STMT, K.FOR_STMT, K.WHILE_STMT, K.DO_STMT,
+                       K.SWITCH_STMT, K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT, K.CXX_TRY_STMT,
+                       K.CXX_CATCH_STMT, K.CXX_FOR_RANGE_STMT}
+    return _STMT_KINDS
+
+
+@dataclass
+class AstNode:
+    kind: str  # mainloop_builder | epilogue_builder | collective_mma | kernel | adapter | gemm2x | other
+    template: str
+    holder: tuple[int, int] | None
+    holder_name: str
+    ctx: str
+    args: list[Res | None]
+    written: int  # number of arguments written by the user (-1 when not known)
+    children: dict[str, "AstNode"] = field(default_factory=dict)
+    built: dict = field(default_factory=dict)
+
+
+class AstReader:
+    """Follows the sugared types of the main file's declarations into CUTLASS specializations."""
+
+    def __init__(self, unit, ev: Evaluator):
+        self.unit = unit
+        self.ev = ev
+        self.main = str(unit.path)
+        self.nodes: dict[tuple, AstNode] = {}  # (kind, holder, ctx) -> node
+        self.referenced: set[tuple] = set()
+        self._decl_memo: dict[tuple, AstNode | None] = {}
+        self._type_memo: dict[str, Res] = {}
+
+    def run(self) -> None:
+        for c in self.unit.tu.cursor.get_children():
+            f = c.location.file
+            if f is None or f.name != self.main:
+                continue
+            self._visit(c)
+
+    def roots(self) -> list[AstNode]:
+        return [n for k, n in self.nodes.items() if k not in self.referenced]
+
+    # -- walking the main file -------------------------------------------------------------
+    def _visit(self, c) -> None:
+        K = ci.CursorKind
+        k = c.kind
+        if k in (K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL):
+            for ch in c.get_children():
+                if ch.location.file is not None and ch.location.file.name == self.main:
+                    self._visit(ch)
+        elif k in (K.STRUCT_DECL, K.CLASS_DECL, K.UNION_DECL):
+            if c.get_num_template_arguments() > 0:
+                return  # explicit instantiation / specialization: members are not visited by libclang
+            for ch in c.get_children():
+                self._visit(ch)
+        elif k in (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL):
+            self._decl(c)
+        elif k in (K.VAR_DECL, K.FIELD_DECL):
+            self._analyze(c.type, c)
+        elif k in (K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR):
+            for ch in c.get_children():
+                if ch.kind == K.COMPOUND_STMT:
+                    self._stmts(ch)
+
+    def _stmts(self, c) -> None:
+        K = ci.CursorKind
+        for ch in c.get_children():
+            if ch.kind in (K.TYPE_ALIAS_DECL, K.TYPEDEF_DECL):
+                self._decl(ch)
+            elif ch.kind == K.VAR_DECL:
+                self._analyze(ch.type, ch)
+            elif ch.kind in (K.STRUCT_DECL, K.CLASS_DECL):
+                self._visit(ch)
+            elif ch.kind in _stmt_kinds():
+                self._stmts(ch)
+
+    # -- types -----------------------------------------------------------------------------
+    def _key(self, cursor) -> tuple:
+        loc = cursor.location
+        return (loc.file.name if loc.file else "", loc.line, loc.column, cursor.spelling, self._ctx(cursor))
+
+    def _decl(self, d) -> AstNode | None:
+        key = self._key(d)
+        if key in self._decl_memo:
+            return self._decl_memo[key]
+        self._decl_memo[key] = None
+        node = self._analyze(d.underlying_typedef_type, d)
+        self._decl_memo[key] = node
+        return node
+
+    def _analyze(self, t, holder) -> AstNode | None:
+        K = ci.TypeKind
+        t0 = t
+        if t.kind == K.ELABORATED:
+            t = t.get_named_type()
+        if t.kind == K.TYPEDEF:
+            d = t.get_declaration()
+            if d.spelling == "CollectiveOp":
+                spec = d.semantic_parent
+                q = _qualname(spec)
+                if q in (model.MAINLOOP_BUILDER, model.EPILOGUE_BUILDER) and spec.get_num_template_arguments() > 0:
+                    return self._builder(spec, q, holder, t0)
+            if d.location.file is not None and d.location.file.name == self.main:
+                return self._decl(d)
+            return None
+        if t.kind in (K.UNEXPOSED, K.RECORD):
+            decl = t.get_declaration()
+            if decl.kind not in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL):
+                return None
+            q = _qualname(decl)
+            if q == model.ADAPTER:
+                return self._adapter(t, decl, holder)
+            if q == model.KERNEL:
+                return self._kernel(t, decl, holder)
+            if q == model.COLLECTIVE_MMA:
+                return self._plain(t, decl, holder, "collective_mma", q)
+            if q in model.GEMM2X:
+                return self._plain(t, decl, holder, "gemm2x", q)
+            return self._custom(t, decl, holder)
+        return None
+
+    def _custom(self, t, decl, holder) -> AstNode | None:
+        """A class template of the user's (a custom kernel) whose arguments are CUTLASS collectives."""
+        n = t.get_num_template_arguments()
+        if n <= 0 or _qualname(decl).startswith(("cute::", "std::", "cutlass::")) and \
+                not _qualname(decl).startswith("cutlass::gemm::kernel::"):
+            return None
+        children: dict[str, AstNode] = {}
+        for i in range(n):
+            at = t.get_template_argument_type(i)
+            if at.kind == ci.TypeKind.INVALID:
+                continue
+            sub = self._analyze(at, None)
+            if sub is None:
+                continue
+            role = "epilogue" if sub.kind == "epilogue_builder" else "mainloop" \
+                if sub.kind in ("mainloop_builder", "collective_mma") else None
+            if role and role not in children:
+                children[role] = sub
+                self._ref(sub)
+        if not children:
+            return None
+        hl, hn, ctx = self._holder_info(holder)
+        node = AstNode("custom_kernel", _qualname(decl), hl, hn, ctx, [], n, children)
+        return self._register(node)
+
+    def _holder_info(self, holder) -> tuple[tuple[int, int] | None, str, str]:
+        if holder is None:
+            return None, "", ""
+        loc = holder.location
+        if loc.file is None or loc.file.name != self.main:
+            return None, holder.spelling, self._ctx(holder)
+        return (loc.line, loc.column), holder.spelling, self._ctx(holder)
+
+    def _register(self, node: AstNode) -> AstNode:
+        if node.holder is not None:
+            key = (node.kind, node.holder, node.ctx)
+            if key in self.nodes:
+                return self.nodes[key]
+            self.nodes[key] = node
+        return node
+
+    def _ref(self, node: AstNode | None) -> None:
+        if node is not None and node.holder is not None:
+            self.referenced.add((node.kind, node.holder, node.ctx))
+
+    def _targs(self, decl) -> list[Res | None]:
+        out: list[Res | None] = []
+        n = decl.get_num_template_arguments()
+        for i in range(max(n, 0)):
+            k = _arg_kind(decl, i)
+            if k == _TYPE:
+                out.append(self._type_res(decl.get_template_argument_type(i)))
+            elif k == _INTEGRAL:
+                out.append(Res(VInt(decl.get_template_argument_value(i))))
+            else:
+                out.append(None)
+        return out
+
+    def _type_res(self, t) -> Res:
+        spelling = self._full_spelling(t.get_canonical(), 0)
+        if spelling not in self._type_memo:
+            self._type_memo[spelling] = parse_type_string(spelling, self.ev)
+        return self._type_memo[spelling]
+
+    def _full_spelling(self, ct, depth: int) -> str:
+        """The canonical spelling with every template argument, defaulted ones included (clang's
+        own printing leaves out arguments equal to their defaults: ``GemmShape<1, 1, 1>`` prints as
+        ``GemmShape<>``)."""
+        spelling = ct.spelling
+        if depth > 8 or "<" not in spelling and ct.kind != ci.TypeKind.RECORD:
+            return spelling
+        decl = ct.get_declaration()
+        if decl.kind not in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL):
+            return spelling
+        n = decl.get_num_template_arguments()
+        if n <= 0:
+            return spelling
+        args = []
+        for i in range(n):
+            k = _arg_kind(decl, i)
+            if k == _TYPE:
+                args.append(self._full_spelling(decl.get_template_argument_type(i).get_canonical(), depth + 1))
+            elif k == _INTEGRAL:
+                args.append(str(decl.get_template_argument_value(i)))
+            else:  # a pack or a template template argument: keep clang's spelling
+                return spelling
+        base = spelling.split("<", 1)[0] if "<" in spelling else _qualname(decl)
+        return f"{base}<{', '.join(args)}>"
+
+    def _builder(self, spec, q, holder, t0) -> AstNode:
+        hl, hn, ctx = self._holder_info(holder)
+        kind = "mainloop_builder" if q == model.MAINLOOP_BUILDER else "epilogue_builder"
+        node = AstNode(kind, q, hl, hn, ctx, self._targs(spec), -1)
+        # what the builder built
+        built = self._type_res(t0).value
+        if isinstance(built, VType) and built.args:
+            policy = built.args[0]
+            node.built["dispatch_policy"] = render(policy)
+            if kind == "mainloop_builder" and isinstance(policy, VType) and policy.args:
+                n = as_int(policy.args[0])
+                if n is not None:
+                    node.built["stages"] = n
+                if len(policy.args) > 2 and isinstance(policy.args[2], VType):
+                    node.built["kernel_schedule"] = policy.args[2].name
+            if kind == "epilogue_builder" and len(built.args) > 2 and isinstance(built.args[2], VTuple):
+                node.built["epilogue_tile"] = _shape_list(built.args[2])
+        return self._register(node)
+
+    def _adapter(self, t, decl, holder) -> AstNode:
+        hl, hn, ctx = self._holder_info(holder)
+        node = AstNode("adapter", model.ADAPTER, hl, hn, ctx, self._targs(decl), t.get_num_template_arguments())
+        if t.get_num_template_arguments() > 0:
+            k = self._analyze(t.get_template_argument_type(0), None)
+            if k is not None:
+                node.children["kernel"] = k
+                self._ref(k)
+        return self._register(node)
+
+    def _kernel(self, t, decl, holder) -> AstNode:
+        hl, hn, ctx = self._holder_info(holder)
+        node = AstNode("kernel", model.KERNEL, hl, hn, ctx, self._targs(decl), t.get_num_template_arguments())
+        n = t.get_num_template_arguments()
+        for i, role in ((1, "mainloop"), (2, "epilogue")):
+            if i < n:
+                sub = self._analyze(t.get_template_argument_type(i), None)
+                if sub is not None:
+                    node.children[role] = sub
+                    self._ref(sub)
+        return self._register(node)
+
+    def _plain(self, t, decl, holder, kind, q) -> AstNode:
+        hl, hn, ctx = self._holder_info(holder)
+        return self._register(AstNode(kind, q, hl, hn, ctx, self._targs(decl), t.get_num_template_arguments()))
+
+    # -- contexts (class template specializations the declaration lives in) -----------------
+    def _ctx(self, cursor) -> str:
+        parts = []
+        p = cursor.semantic_parent
+        while p is not None and p.kind != ci.CursorKind.TRANSLATION_UNIT:
+            if p.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL) and p.get_num_template_arguments() > 0:
+                args = [render(r.value) if r is not None else "?" for r in self._targs(p)]
+                parts.append(f"{_qualname(p)}<{', '.join(args)}>")
+            p = p.semantic_parent
+        return " / ".join(reversed(parts))
+
+
+_TYPE, _INTEGRAL = 1, 4  # CXTemplateArgumentKind
+
+
+_RAW_KIND = None
+
+
+def _arg_kind(decl, i: int) -> int:
+    """The raw CXTemplateArgumentKind (the Python bindings reject kinds they do not name, e.g. packs)."""
+    global _RAW_KIND
+    if _RAW_KIND is None:
+        import ctypes
+        fn = ci.conf.lib["clang_Cursor_getTemplateArgumentKind"]  # a fresh function object
+        fn.argtypes = [ci.Cursor, ctypes.c_uint]
+        fn.restype = ctypes.c_int
+        _RAW_KIND = fn
+    return int(_RAW_KIND(decl, i))
+
+
+def _qualname(c) -> str:
+    parts = []
+    while c is not None and c.kind != ci.CursorKind.TRANSLATION_UNIT:
+        if c.spelling and c.kind in (ci.CursorKind.NAMESPACE, ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL,
+                                     ci.CursorKind.CLASS_TEMPLATE, ci.CursorKind.UNION_DECL,
+                                     ci.CursorKind.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
+            parts.append(c.spelling)
+        c = c.semantic_parent
+    return "::".join(reversed(parts))
+
+
+# ----------------------------------------------------------------------------------------------
+# Merging the instantiated reading into the syntactic facts
+
+
+def _ast_construct(node: AstNode) -> Construct:
+    args = [ArgRes(r if r is not None else Res(VUnknown("non-type/template argument")), None, "", i)
+            for i, r in enumerate(node.args)]
+    return Construct(node.kind, node.template, node.holder or (0, 0), node.ctx, args)
+
+
+def _facts_from_node(path: str, node: AstNode, role: str):
+    c = _ast_construct(node)
+    if node.kind == "mainloop_builder":
+        return mainloop_facts(path, c)
+    if node.kind == "epilogue_builder":
+        return epilogue_facts(path, c)
+    if node.kind == "collective_mma":
+        return collective_mma_facts(path, c)
+    if node.kind == "kernel":
+        return kernel_facts(path, c)
+    if node.kind == "gemm2x":
+        variant = model.GEMM2X[node.template]
+        # every argument is there (clang filled in the defaults): keep only the written ones as
+        # 'written' and mark the rest as defaults
+        return gemm2x_facts(path, c, variant)
+    return None
+
+
+_STRUCTURAL = {"tiled_mma", "smem_layout_atom_a", "smem_layout_atom_b"}  # cute alias templates: spelled differently
+
+
+def _overlay(path: str, syn, ast, notes: list[str], prefix: str) -> bool:
+    """Replace the syntactic values of ``syn`` by the instantiated ones of ``ast`` (same type)."""
+    if syn is None or ast is None or type(syn) is not type(ast):
+        return False
+    for f in fields(syn):
+        s, a = getattr(syn, f.name), getattr(ast, f.name)
+        if not isinstance(s, Param) or not isinstance(a, Param):
+            continue
+        if a.unknown is not None:
+            continue  # clang did not tell more
+        if s.known and s.value != a.value and f.name not in _STRUCTURAL:
+            notes.append(f"{prefix}.{f.name}: the syntactic reading gave {s.value!r}, the instantiation {a.value!r}")
+        s.value, s.unknown = a.value, None
+        if a.args is not None or s.args is not None:
+            s.args = a.args if a.args is not None else s.args
+        if a.bits is not None:
+            s.bits = a.bits
+    if isinstance(syn, Gemm2x) and getattr(ast, "default_config", ""):
+        syn.default_config = syn.default_config or ast.default_config
+    return True
+
+
+def _merge_ast(gemms: list[CutlassGemm], ast: AstReader, ev: Evaluator, path: str) -> None:
+    by_key: dict[tuple, CutlassGemm] = {}
+    by_loc: dict[tuple, list[CutlassGemm]] = {}
+    for g in gemms:
+        for root in getattr(g, "_roots", []):
+            if root.holder is None:
+                continue
+            k = (root.kind, (root.holder.tok.line, root.holder.tok.col))
+            by_key[k + (root.ctx,)] = g
+            by_loc.setdefault(k, []).append(g)
+    for node in ast.roots():
+        k = (node.kind, node.holder)
+        g = by_key.get(k + (node.ctx,))
+        if g is None and len(by_loc.get(k, [])) == 1:
+            g = by_loc[k][0]
+            g.notes.append(f"instantiation context read as {node.ctx!r} by libclang")
+        if g is None:
+            g = _gemm_from_ast(node, path)
+            if g is None:
+                continue
+            gemms.append(g)
+            continue
+        if _apply_node(g, node, path):
+            g.mode = "instantiated"
+
+
+def _apply_node(g: CutlassGemm, node: AstNode, path: str) -> bool:
+    """Overlay the instantiated values of ``node`` on ``g``; whether anything was read."""
+    notes = g.notes
+    kernel = node if node.kind in ("kernel", "custom_kernel") else node.children.get("kernel")
+    if node.kind == "gemm2x":
+        return _overlay(path, g.gemm2x, _facts_from_node(path, node, "gemm"), notes, "gemm")
+    if node.kind in ("mainloop_builder", "collective_mma"):
+        _built(g, node, "mainloop")
+        return _overlay(path, g.mainloop, _facts_from_node(path, node, "mainloop"), notes, "mainloop")
+    if node.kind == "epilogue_builder":
+        _built(g, node, "epilogue")
+        return _overlay(path, g.epilogue, _facts_from_node(path, node, "epilogue"), notes, "epilogue")
+    if kernel is None:
+        return False
+    done = False
+    if kernel.kind == "kernel":
+        done = _overlay(path, g.kernel, _facts_from_node(path, kernel, "kernel"), notes, "kernel")
+    for role in ("mainloop", "epilogue"):
+        sub = kernel.children.get(role)
+        if sub is not None:
+            done = _overlay(path, getattr(g, role), _facts_from_node(path, sub, role), notes, role) or done
+            _built(g, sub, role)
+    return done
+
+
+def _built(g: CutlassGemm, node: AstNode, role: str) -> None:
+    for k, v in node.built.items():
+        g.built[f"{role}.{k}"] = v
+
+
+def _gemm_from_ast(node: AstNode, path: str) -> CutlassGemm | None:
+    loc = Loc(path, *(node.holder or (1, 1)))
+    g = CutlassGemm("3.x", "", node.holder_name, path, loc, "instantiated", context=node.ctx)
+    g.notes.append("found only in the instantiated templates (not in the file's text as read by fusionlint)")
+    if node.kind == "gemm2x":
+        g.api, g.kind = "2.x", model.GEMM2X[node.template]
+        g.gemm2x = _facts_from_node(path, node, "gemm")
+        return g
+    kernel = None
+    if node.kind == "adapter":
+        g.kind = "GemmUniversalAdapter"
+        kernel = node.children.get("kernel")
+    elif node.kind == "kernel":
+        g.kind, kernel = "GemmUniversal", node
+    elif node.kind == "collective_mma":
+        g.kind = "CollectiveMma"
+        g.mainloop = _facts_from_node(path, node, "mainloop")
+        return g
+    elif node.kind in ("mainloop_builder", "epilogue_builder"):
+        g.kind = "CollectiveBuilder"
+        setattr(g, "mainloop" if node.kind == "mainloop_builder" else "epilogue",
+                _facts_from_node(path, node, ""))
+        _built(g, node, "mainloop" if node.kind == "mainloop_builder" else "epilogue")
+        return g
+    if kernel is not None:
+        g.kernel = _facts_from_node(path, kernel, "kernel")
+        for role in ("mainloop", "epilogue"):
+            sub = kernel.children.get(role)
+            if sub is not None:
+                setattr(g, role, _facts_from_node(path, sub, role))
+                _built(g, sub, role)
+    for part in (g.mainloop, g.epilogue, g.kernel, g.gemm2x):
+        if part is None:
+            continue
+        for f in fields(part):
+            v = getattr(part, f.name)
+            if isinstance(v, Param) and v.at is None:
+                v.at = loc
+    return g
+
+
+# ----------------------------------------------------------------------------------------------
+# Diagnostics
+
+_SA = re.compile(r"^static(?:_assert| assertion) failed(?: due to requirement '(?P<req>.*)')?(?:: (?P<msg>.*))?$",
+                 re.S)
+_KEEP = re.compile(r"implicit instantiation of undefined template|incomplete type|no type named '\w+' in|"
+                   r"no matching (?:specialization|constructor)|Could not build")
+
+
+def _map_diagnostics(gemms: list[CutlassGemm], unit, path: str) -> None:
+    if not gemms:
+        return
+    spans = [(g, _lines_of(g)) for g in gemms]
+    seen: set[tuple] = set()
+    for d in unit.tu.diagnostics:
+        if d.severity < ci.Diagnostic.Error:
+            continue
+        msg = d.spelling
+        m = _SA.match(msg)
+        if m is None and not _KEEP.search(msg):
+            continue
+        loc = d.location
+        in_main = loc.file is not None and loc.file.name == path
+        main_lines: list[int] = [loc.line] if in_main else []
+        for n in d.children:
+            nl = n.location
+            if nl.file is not None and nl.file.name == path and ("requested here" in n.spelling
+                                                                  or "instantiation" in n.spelling):
+                main_lines.append(nl.line)
+        if not main_lines:
+            continue
+        at_line = main_lines[0]
+        if m is not None:
+            readable = (m.group("msg") or "").strip() or f"requirement {m.group('req')} failed"
+            kind = "static_assert"
+        else:
+            readable = msg
+            kind = "error"
+        header = None if in_main else Loc(loc.file.name if loc.file else "", loc.line, loc.column)
+        col = 1
+        for n in d.children:
+            if n.location.file is not None and n.location.file.name == path and n.location.line == at_line:
+                col = n.location.column
+                break
+        if in_main:
+            col = loc.column
+        diag = CutlassDiagnostic(readable, msg, Loc(path, at_line, col), header, kind)
+        targets = [g for g, lines in spans if at_line in lines]
+        if len(targets) > 1:
+            narrowed = [g for g in targets if g.instantiated_at is not None and g.instantiated_at.line in main_lines]
+            targets = narrowed or targets[:1]
+        if not targets:
+            targets = [g for g, lines in spans if lines and min(lines) <= at_line <= max(lines)][:1]
+        for g in targets:
+            k = (id(g), readable, at_line)
+            if k in seen:
+                continue
+            seen.add(k)
+            g.diagnostics.append(diag)
+
+
+_SYNTAX = re.compile(r"^(expected|extraneous|unterminated|missing terminating|invalid token|stray|"
+                     r"unknown type name|use of undeclared identifier)")
+
+
+def _nearby_errors(gemms: list[CutlassGemm], unit, path: str) -> None:
+    errs = [d for d in getattr(unit, "diagnostics", []) if d.severity in ("error", "fatal") and d.path == path
+            and _SYNTAX.match(d.message)]
+    if not errs:
+        return
+    for g in gemms:
+        lines = _lines_of(g)
+        if not lines:
+            continue
+        lo, hi = min(lines) - 2, max(lines) + 2
+        for d in errs:
+            if lo <= d.line <= hi and not _missing_cutlass(d.message):
+                g.parse_errors_nearby.append(f"{d.line}:{d.column}: {d.message}")
+
+
+def _missing_cutlass(message: str) -> bool:
+    """Errors that only say that CUTLASS (or CUDA) names are unknown: expected without the headers."""
+    return bool(re.search(r"'(cutlass|cute|Shape|Int|_\d+|Stride|cudaStream_t)'", message)) or \
+        message.startswith(("use of undeclared identifier", "unknown type name"))
