@@ -1,0 +1,482 @@
+"""Extraction of CUTLASS GEMM configurations: 3.x collective builders, hand-assembled collectives,
+kernels and adapters, config structs and templated wrappers, CUTLASS 2.x device GEMMs with their
+defaults; in the syntactic mode (no CUTLASS headers, what CI has) and, where the CUTLASS headers
+are installed (``nvidia-cutlass``), in the instantiated mode, which must agree with it."""
+from __future__ import annotations
+
+import json
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from fusionlint.frontend import cutlass_model as model
+from fusionlint.frontend import toolchain
+from fusionlint.frontend.cutlass import extract_cutlass
+from fusionlint.frontend.parse import ParseOptions, parse_file
+
+EXTRACT = FIXTURES / "cutlass" / "extract"
+ALL_FIXTURES = sorted(p.name for p in EXTRACT.glob("*.cu"))
+
+
+@lru_cache(maxsize=None)
+def gemms(name: str) -> tuple:
+    """GEMMs of a fixture in the syntactic mode (no system headers: the CUTLASS includes are missing)."""
+    unit = parse_file(EXTRACT / name, ParseOptions(use_system_headers=False))
+    return tuple(extract_cutlass(unit))
+
+
+def line_of(name: str, snippet: str, nth: int = 0) -> int:
+    lines = [i for i, line in enumerate((EXTRACT / name).read_text().splitlines(), 1) if snippet in line]
+    return lines[nth]
+
+
+def P(part, field):
+    """A Param's value (None when unknown)."""
+    p = getattr(part, field)
+    return p.value if p.unknown is None else None
+
+
+# ------------------------------------------------------------------------------------------------
+# CUTLASS 3.x, syntactic mode
+
+
+def test_bf16_cooperative_aliases_constexpr_and_locations():
+    name = "hopper_bf16_cooperative.cu"
+    (g,) = gemms(name)
+    assert (g.api, g.kind, g.name, g.mode, g.cutlass_headers) == ("3.x", "GemmUniversalAdapter", "Gemm", "syntactic",
+                                                                  False)
+    assert g.loc.line == line_of(name, "using Gemm = cutlass::gemm::device::GemmUniversalAdapter")
+    ml, ep, k = g.mainloop, g.epilogue, g.kernel
+    assert ml.kind == "CollectiveBuilder" and ml.name == "CollectiveMainloop"
+    assert P(ml, "arch") == "cutlass::arch::Sm90" and P(ml, "op_class") == "cutlass::arch::OpClassTensorOp"
+    assert (P(ml, "element_a"), P(ml, "layout_a"), P(ml, "alignment_a")) == \
+        ("cutlass::bfloat16_t", "cutlass::layout::RowMajor", 8)
+    assert (P(ml, "element_b"), P(ml, "layout_b"), P(ml, "alignment_b")) == \
+        ("cutlass::bfloat16_t", "cutlass::layout::ColumnMajor", 8)
+    assert ml.element_a.bits == 16 and P(ml, "element_accumulator") == "float"
+    assert P(ml, "tile_shape") == [128, 256, 64] and P(ml, "cluster_shape") == [1, 1, 1]
+    assert P(ml, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+    assert P(ml, "stage_count_kind") == "auto_carveout" and P(ml, "stages") is None
+    assert "CUTLASS headers" in ml.carveout_bytes.unknown  # sizeof(CollectiveEpilogue::SharedStorage)
+    # where the argument is written, where the value comes from, and through which alias
+    ts = ml.tile_shape
+    assert (ts.at.line, ts.at.column) == (line_of(name, "    TileShape, ClusterShape,", 1), 5)
+    assert ts.origin.line == line_of(name, "using TileShape = Shape<_128, _256, _64>;")
+    assert ts.via == "TileShape" and ts.written == "TileShape"
+    al = ml.alignment_a
+    assert al.origin.line == line_of(name, "constexpr int AlignmentA") and al.via == "AlignmentA"
+    assert ep.name == "CollectiveEpilogue"
+    assert P(ep, "tile_shape") == [128, 256, 64] and P(ep, "epilogue_tile") == \
+        "cutlass::epilogue::collective::EpilogueTileAuto"
+    assert (P(ep, "element_c"), P(ep, "layout_c"), P(ep, "alignment_c")) == \
+        ("cutlass::bfloat16_t", "cutlass::layout::RowMajor", 8)
+    assert (P(ep, "element_d"), P(ep, "layout_d"), P(ep, "alignment_d")) == \
+        ("cutlass::bfloat16_t", "cutlass::layout::RowMajor", 8)
+    assert ep.element_d.via == "ElementD -> ElementC"  # using ElementD = ElementC;
+    assert P(ep, "epilogue_schedule") == "cutlass::epilogue::TmaWarpSpecializedCooperative"
+    fo = ep.fusion_op
+    assert fo.default and fo.value == "cutlass::epilogue::fusion::LinearCombination"
+    assert fo.args == ["cutlass::bfloat16_t", "float", "cutlass::bfloat16_t", "float"]
+    assert P(k, "problem_shape") == ["int32_t"] * 4
+    assert P(k, "tile_scheduler") == "cutlass::gemm::PersistentScheduler"
+    assert not g.diagnostics and g.unknowns == [
+        "mainloop.stages: chosen by the collective builder from the shared memory left",
+        f"mainloop.carveout_bytes: {ml.carveout_bytes.unknown}"]
+
+
+def test_pingpong_cluster_namespace_aliases_typedefs_int_constants():
+    name = "hopper_fp16_pingpong_cluster2.cu"
+    (g,) = gemms(name)
+    assert g.name == "PingpongGemm" and g.kind == "GemmUniversalAdapter"  # typedef
+    ml, ep = g.mainloop, g.epilogue
+    assert P(ml, "tile_shape") == [128, 128, 64]  # Shape<Int<kTileM>, ...>
+    assert P(ml, "cluster_shape") == [2, 1, 1] and P(ep, "cluster_shape") == [2, 1, 1]
+    assert P(ml, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedPingpong"  # cg:: namespace alias
+    assert P(ep, "epilogue_schedule") == "cutlass::epilogue::TmaWarpSpecialized"  # ce:: namespace alias
+    assert (P(ml, "stage_count_kind"), P(ml, "stages")) == ("fixed", 5)
+    assert ml.stages.origin.line == line_of(name, "constexpr int kStages = 5;")
+    assert P(ml, "element_a") == "cutlass::half_t" and ml.element_a.via == "Half"  # typedef
+    assert P(ml, "alignment_a") == 8  # 16 / sizeof(Half)
+    assert P(ep, "layout_c") == "cutlass::layout::ColumnMajor"
+    assert P(g.kernel, "problem_shape") == ["int32_t"] * 3
+    assert g.kernel.tile_scheduler.default and P(g.kernel, "tile_scheduler") == "void"
+
+
+def test_fp8_fast_accum_carveout_fusion_operation_stream_k():
+    name = "hopper_fp8_fast_accum.cu"
+    (g,) = gemms(name)
+    ml, ep = g.mainloop, g.epilogue
+    assert (P(ml, "element_a"), P(ml, "element_b")) == ("cutlass::float_e4m3_t", "cutlass::float_e4m3_t")
+    assert ml.element_a.bits == 8 and P(ml, "alignment_a") == 16 and P(ml, "alignment_b") == 16
+    assert P(ml, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum"
+    assert P(ml, "stage_count") == "cutlass::gemm::collective::StageCountAutoCarveout"
+    assert P(ml, "stage_count_kind") == "auto_carveout"
+    assert P(ml, "tile_shape") == [128, 128, 128] and P(ml, "cluster_shape") == [1, 2, 1]
+    assert (P(ep, "element_d"), P(ep, "alignment_d")) == ("cutlass::bfloat16_t", 8)
+    fo = ep.fusion_op
+    assert not fo.default and fo.value == "cutlass::epilogue::fusion::LinearCombination"
+    assert fo.args == ["cutlass::bfloat16_t", "float", "cutlass::bfloat16_t", "float"]
+    assert fo.via == "FusionOperation" and fo.origin.line == line_of(name, "using FusionOperation =")
+    assert P(g.kernel, "tile_scheduler") == "cutlass::gemm::StreamKScheduler"
+
+
+def test_config_structs_and_templated_wrapper_two_configs():
+    name = "config_struct_wrapper.cu"
+    large, small = sorted(gemms(name), key=lambda g: g.context)
+    assert large.context == "mylib::gemm_wrapper<mylib::ConfigLarge>"
+    assert small.context == "mylib::gemm_wrapper<mylib::ConfigSmall>"
+    # 'using GemmLarge = gemm_wrapper<ConfigLarge>::Gemm;' and 'template struct gemm_wrapper<ConfigSmall>;'
+    assert large.instantiated_at.line == line_of(name, "using GemmLarge = gemm_wrapper<ConfigLarge>::Gemm;")
+    assert small.instantiated_at.line == line_of(name, "template struct gemm_wrapper<ConfigSmall>;")
+    for g in (large, small):
+        assert g.kind == "GemmUniversalAdapter" and g.name == "Gemm"
+        assert g.loc.line == line_of(name, "using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;")
+        ml = g.mainloop
+        assert P(ml, "element_a") == "cutlass::half_t" and P(ml, "alignment_a") == 8  # from the base struct
+        assert ml.alignment_a.via == "Fp16GemmBase::kAlignmentA"
+        assert P(g.epilogue, "alignment_d") == 8 and P(g.epilogue, "layout_c") == "cutlass::layout::RowMajor"
+        assert not g.unknowns
+    ml = large.mainloop
+    assert P(ml, "tile_shape") == [256, 128, 64] and P(ml, "cluster_shape") == [2, 1, 1]
+    assert P(ml, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+    assert P(ml, "stages") == 3 and ml.stages.via == "ConfigLarge::kStages"
+    assert ml.tile_shape.at.line == line_of(name, "typename Config::TileShape, typename Config::ClusterShape,", 1)
+    assert ml.tile_shape.origin.line == line_of(name, "using TileShape = cute::Shape<cute::_256")
+    assert P(large.epilogue, "epilogue_schedule") == "cutlass::epilogue::TmaWarpSpecializedCooperative"
+    ml = small.mainloop
+    assert P(ml, "tile_shape") == [64, 128, 64] and P(ml, "cluster_shape") == [1, 1, 1]
+    assert P(ml, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
+    assert P(ml, "stages") == 6
+    assert P(small.epilogue, "epilogue_schedule") == "cutlass::epilogue::TmaWarpSpecialized"
+
+
+def test_hand_assembled_collective_mma():
+    name = "hand_assembled_collective_mma.cu"
+    (g,) = gemms(name)
+    ml = g.mainloop
+    assert ml.kind == "CollectiveMma" and ml.name == "CollectiveMainloop"
+    assert P(ml, "dispatch_policy") == "cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized"
+    assert ml.dispatch_policy.args == [4, [1, 2, 1], "cutlass::gemm::KernelTmaWarpSpecialized"]
+    assert (P(ml, "stages"), P(ml, "cluster_shape"), P(ml, "kernel_schedule")) == \
+        (4, [1, 2, 1], "cutlass::gemm::KernelTmaWarpSpecialized")
+    assert P(ml, "tile_shape") == [128, 128, 64]
+    assert P(ml, "stride_a") == ["int64_t", 1, "int64_t"] and P(ml, "layout_a") == "cutlass::layout::RowMajor"
+    assert P(ml, "stride_b") == ["int64_t", 1, "int64_t"] and P(ml, "layout_b") == "cutlass::layout::ColumnMajor"
+    assert P(ml, "gmem_tiled_copy_a") == "cute::SM90_TMA_LOAD"
+    assert P(ml, "gmem_tiled_copy_b") == "cute::SM90_TMA_LOAD_MULTICAST"
+    assert P(ml, "smem_copy_atom_a") == "void" and P(ml, "transform_b") == "cute::identity"
+    assert "decltype" in ml.tiled_mma.unknown  # unknown stays unknown, with the reason
+    assert g.epilogue.kind == "other"
+    assert P(g.epilogue, "type") == "cutlass::epilogue::collective::DefaultEpilogue"
+
+
+def test_syntax_errors_around_a_valid_configuration():
+    name = "syntax_error_around_config.cu"
+    (g,) = gemms(name)
+    assert g.kind == "GemmUniversalAdapter"
+    ml, ep = g.mainloop, g.epilogue
+    assert P(ml, "tile_shape") == [128, 128, 64] and P(ml, "cluster_shape") == [2, 1, 1]
+    assert (P(ml, "stage_count"), P(ml, "stage_count_kind"), P(ml, "carveout_bytes")) == \
+        ("cutlass::gemm::collective::StageCountAuto", "auto", 0)
+    assert P(ml, "kernel_schedule") == "cutlass::gemm::collective::KernelScheduleAuto"
+    assert P(ep, "epilogue_schedule") == "cutlass::epilogue::collective::EpilogueScheduleAuto"
+    assert P(ep, "alignment_c") == 4 and P(ml, "alignment_b") == 8
+
+
+def test_static_assert_fixture_values():
+    (g,) = gemms("static_assert_tile_m96.cu")
+    assert P(g.mainloop, "tile_shape") == [96, 256, 64]
+
+
+# ------------------------------------------------------------------------------------------------
+# CUTLASS 2.x
+
+
+def test_2x_defaults_from_default_gemm_configuration():
+    by = {g.name: g for g in gemms("gemm2x_defaults.cu")}
+    assert set(by) == {"CutlassSgemm", "HgemmSm80", "BatchedBf16", "SplitKSgemm"}
+    s = by["CutlassSgemm"].gemm2x
+    assert by["CutlassSgemm"].kind == "device::Gemm" and by["CutlassSgemm"].api == "2.x"
+    assert (P(s, "op_class"), P(s, "arch")) == ("cutlass::arch::OpClassSimt", "cutlass::arch::Sm70")
+    assert s.op_class.default and s.threadblock_shape.default
+    assert (P(s, "threadblock_shape"), P(s, "warp_shape"), P(s, "instruction_shape")) == \
+        ([128, 128, 8], [32, 64, 8], [1, 1, 1])
+    assert (P(s, "stages"), P(s, "alignment_a"), P(s, "alignment_b"), P(s, "alignment_c")) == (2, 1, 1, 1)
+    assert P(s, "element_accumulator") == "float" and s.element_accumulator.default
+    assert P(s, "swizzle") == "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle"
+    assert P(s, "split_k_serial") is False and P(s, "operator") == "cutlass::arch::OpMultiplyAdd"
+    h = by["HgemmSm80"].gemm2x
+    assert h.default_config.startswith("DefaultGemmConfiguration<OpClassTensorOp, Sm80")
+    assert (P(h, "threadblock_shape"), P(h, "warp_shape"), P(h, "instruction_shape")) == \
+        ([128, 256, 64], [64, 64, 64], [16, 8, 16])
+    assert (P(h, "stages"), P(h, "alignment_a"), P(h, "alignment_b"), P(h, "alignment_c")) == (3, 8, 8, 8)
+    assert P(h, "epilogue_op") == "cutlass::epilogue::thread::LinearCombination"
+    assert h.epilogue_op.args == ["cutlass::half_t", 8, "float", "float"]
+    b = by["BatchedBf16"]
+    assert b.kind == "device::GemmBatched"
+    assert P(b.gemm2x, "swizzle") == "cutlass::gemm::threadblock::GemmBatchedIdentityThreadblockSwizzle"
+    assert P(b.gemm2x, "element_a") == "cutlass::bfloat16_t" and P(b.gemm2x, "layout_b") == "cutlass::layout::RowMajor"
+    k = by["SplitKSgemm"]
+    assert k.kind == "device::GemmSplitKParallel"
+    assert P(k.gemm2x, "swizzle") == "cutlass::gemm::threadblock::GemmSplitKHorizontalThreadblockSwizzle"
+    assert P(k.gemm2x, "threadblock_shape") == [128, 128, 8]
+
+
+def test_2x_explicit_shapes_stages_swizzle_and_local_alias():
+    name = "gemm2x_explicit.cu"
+    by = {g.name: g for g in gemms(name)}
+    g = by["Bf16Gemm"].gemm2x
+    assert (P(g, "threadblock_shape"), P(g, "warp_shape"), P(g, "instruction_shape")) == \
+        ([128, 128, 32], [64, 64, 32], [16, 8, 16])
+    assert not g.threadblock_shape.default and g.threadblock_shape.via == "ShapeMMAThreadBlock"
+    assert g.threadblock_shape.origin.line == line_of(name, "using ShapeMMAThreadBlock =")
+    assert P(g, "stages") == 4 and g.stages.via == "NumStages"
+    assert P(g, "swizzle") == "cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle" and g.swizzle.args == [8]
+    assert P(g, "alignment_c") == 8  # 128 / sizeof_bits<bfloat16_t> in the epilogue functor
+    assert (P(g, "alignment_a"), P(g, "alignment_b")) == (8, 8) and g.alignment_a.default
+    u = by["HalfUniversal"]
+    assert u.kind == "device::GemmUniversal"
+    assert (P(u.gemm2x, "threadblock_shape"), P(u.gemm2x, "stages"), P(u.gemm2x, "alignment_a"),
+            P(u.gemm2x, "alignment_c")) == ([256, 128, 32], 3, 8, 4)
+    assert P(u.gemm2x, "layout_a") == "cutlass::layout::ColumnMajor" and P(u.gemm2x, "element_c") == "float"
+    assert P(u.gemm2x, "operator") == "cutlass::arch::OpMultiplyAdd" and not u.gemm2x.operator.default
+    s = by["SplitKSerialGemm"]  # declared inside run_split_k_serial()
+    assert s.loc.line == line_of(name, "using SplitKSerialGemm")
+    assert P(s.gemm2x, "split_k_serial") is True and P(s.gemm2x, "arch") == "cutlass::arch::Sm80"
+    assert P(s.gemm2x, "op_class") == "cutlass::arch::OpClassSimt"
+
+
+def test_2x_sm90_defaults_do_not_exist():
+    got = model.default_gemm_configuration("cutlass::arch::OpClassTensorOp", "cutlass::arch::Sm90",
+                                           "cutlass::half_t", "cutlass::half_t", "cutlass::half_t", "float")
+    assert isinstance(got, str) and "only for double" in got
+    got = model.default_gemm_configuration("cutlass::arch::OpClassTensorOp", "cutlass::arch::Sm80",
+                                           "int8_t", "int8_t", "int32_t", "int32_t")
+    assert got.instruction == (16, 8, 32) and got.operator == "cutlass::arch::OpMultiplyAddSaturate"
+
+
+# ------------------------------------------------------------------------------------------------
+# Inline sources: unknowns, preprocessor, wrappers without instantiation
+
+
+def extract_text(tmp_path: Path, text: str, name: str = "t.cu") -> list:
+    p = tmp_path / name
+    p.write_text(text)
+    return extract_cutlass(parse_file(p, ParseOptions(use_system_headers=False)), text)
+
+
+_BUILDER = """
+using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp,
+    cutlass::half_t, cutlass::layout::RowMajor, ALIGN,
+    cutlass::half_t, cutlass::layout::ColumnMajor, ALIGN,
+    float, TILE, cute::Shape<cute::_1, cute::_1, cute::_1>,
+    cutlass::gemm::collective::StageCountAuto, SCHEDULE>::CollectiveOp;
+"""
+
+
+def test_preprocessor_branches_and_macros(tmp_path):
+    text = ('#include "cutlass/gemm/collective/collective_builder.hpp"\n'
+            "#define TILE_M 256\n#define MAKE_TILE(M, N) cute::Shape<cute::Int<M>, cute::Int<N>, cute::_64>\n"
+            "#if defined(CUTLASS_ARCH_MMA_SM90_SUPPORTED)\n#define ALIGN 8\n#else\n#define ALIGN 2\n#endif\n"
+            "#if 0\nusing Mainloop = int;\n#endif\n"
+            "#define SCHEDULE cutlass::gemm::KernelTmaWarpSpecializedCooperative\n#define TILE MAKE_TILE(TILE_M, 128)\n"
+            + _BUILDER)
+    (g,) = extract_text(tmp_path, text)
+    assert g.kind == "CollectiveBuilder" and g.name == "Mainloop"
+    assert P(g.mainloop, "tile_shape") == [256, 128, 64] and P(g.mainloop, "alignment_a") == 8
+    assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+    assert g.notes == ["collective(s) not used by a GemmUniversal kernel in this file"]
+
+
+def test_uninstantiated_wrapper_keeps_parameters_unknown(tmp_path):
+    text = ("template <class Tile, int Align>\nstruct Wrap {\n"
+            + _BUILDER.replace("TILE", "Tile").replace("ALIGN", "Align")
+            .replace("SCHEDULE", "cutlass::gemm::KernelTmaWarpSpecialized") + "};\n")
+    (g,) = extract_text(tmp_path, text)
+    assert g.context == "Wrap<Tile, Align>"
+    assert "template parameter Tile of Wrap is not bound" in g.mainloop.tile_shape.unknown
+    assert "template parameter Align" in g.mainloop.alignment_a.unknown
+    assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecialized"
+
+
+def test_function_template_wrapper_and_conditional_types(tmp_path):
+    text = ("#include <cute/tensor.hpp>\nusing namespace cute;\n"
+            "struct Big { using Tile = Shape<_256, _128, _64>; static constexpr bool kCoop = true; };\n"
+            "template <class Cfg>\nvoid run() {\n"
+            "  using Sched = cute::conditional_t<Cfg::kCoop, cutlass::gemm::KernelTmaWarpSpecializedCooperative,\n"
+            "                                    cutlass::gemm::KernelTmaWarpSpecializedPingpong>;\n"
+            "  constexpr int kAlign = 128 / cutlass::sizeof_bits<cutlass::half_t>::value;\n"
+            + _BUILDER.replace("TILE", "typename Cfg::Tile").replace("ALIGN", "kAlign").replace("SCHEDULE", "Sched")
+            + "}\nvoid go() { run<Big>(); }\n")
+    (g,) = extract_text(tmp_path, text)
+    assert g.context == "run<Big>" and g.instantiated_at.line == text.splitlines().index("void go() { run<Big>(); }") + 1
+    assert P(g.mainloop, "tile_shape") == [256, 128, 64] and P(g.mainloop, "alignment_b") == 8
+    assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+
+
+def test_divide_by_zero_and_unknown_names_stay_unknown(tmp_path):
+    text = _BUILDER.replace("TILE", "MyTile").replace("ALIGN", "128 / cutlass::sizeof_bits<void>::value") \
+        .replace("SCHEDULE", "cutlass::gemm::KernelTmaWarpSpecialized")
+    (g,) = extract_text(tmp_path, text)
+    assert "division by zero" in g.mainloop.alignment_a.unknown
+    assert g.mainloop.tile_shape.unknown == "MyTile is not declared in this file"
+    assert "mainloop.tile_shape: MyTile is not declared in this file" in g.unknowns
+
+
+def test_files_without_cutlass_give_nothing(tmp_path):
+    assert extract_text(tmp_path, "int main() { return 0; }\n", "plain.cpp") == []
+
+
+def test_json_and_speed_of_the_syntactic_reading():
+    for name in ALL_FIXTURES:
+        unit = parse_file(EXTRACT / name, ParseOptions(use_system_headers=False))
+        t = time.perf_counter()
+        out = extract_cutlass(unit)
+        assert time.perf_counter() - t < 2.0
+        assert out, name
+        for g in out:
+            d = json.loads(json.dumps(g.to_dict()))
+            assert d["mode"] == "syntactic" and d["path"].endswith(name)
+
+
+# ------------------------------------------------------------------------------------------------
+# With the CUTLASS headers (nvidia-cutlass installed): instantiated mode
+
+
+def cutlass_include_dirs() -> list[str]:
+    dirs = toolchain.discover(True)
+    if not dirs.cutlass:
+        return []
+    out = [str(d) for d in dirs.cutlass]
+    for cuda in dirs.cuda:  # CUDA 13 keeps libcu++ (cuda/std/...) under include/cccl
+        if (cuda / "cccl").is_dir():
+            out.append(str(cuda / "cccl"))
+    return out
+
+
+needs_cutlass = pytest.mark.skipif(not cutlass_include_dirs(), reason="CUTLASS headers (nvidia-cutlass) not installed")
+
+
+@lru_cache(maxsize=None)
+def gemms_instantiated(path: str) -> tuple:
+    p = Path(path)
+    unit = parse_file(p, ParseOptions(include_dirs=cutlass_include_dirs() + [str(p.parent)]))
+    return tuple(extract_cutlass(unit))
+
+
+# values the two modes may legitimately differ on: what only the compiler knows, and cute types
+# spelled through alias templates in the source
+ONLY_INSTANTIATED = {"mainloop.carveout_bytes", "mainloop.tiled_mma", "mainloop.smem_layout_atom_a",
+                     "mainloop.smem_layout_atom_b"}
+
+
+def same_facts(syn, inst) -> list[str]:
+    out = []
+    for a, b in zip(sorted(syn, key=lambda g: (g.loc.line, g.context)),
+                    sorted(inst, key=lambda g: (g.loc.line, g.context))):
+        va, vb = a.values(), b.values()
+        for k in sorted(set(va) | set(vb)):
+            if k in ONLY_INSTANTIATED and va.get(k) is None:
+                continue
+            if va.get(k) != vb.get(k):
+                out.append(f"{a.name}@{a.loc.line} {a.context} {k}: {va.get(k)!r} != {vb.get(k)!r}")
+    if len(syn) != len(inst):
+        out.append(f"{len(syn)} GEMMs syntactically, {len(inst)} instantiated")
+    return out
+
+
+@needs_cutlass
+@pytest.mark.parametrize("name", ALL_FIXTURES)
+def test_both_modes_give_the_same_facts(name):
+    inst = gemms_instantiated(str(EXTRACT / name))
+    assert same_facts(gemms(name), inst) == []
+    for g in inst:
+        assert g.cutlass_headers
+        assert not [n for n in g.notes if "syntactic reading gave" in n]
+
+
+@needs_cutlass
+def test_instantiated_mode_reads_the_specializations():
+    (g,) = gemms_instantiated(str(EXTRACT / "hopper_bf16_cooperative.cu"))
+    assert g.mode == "instantiated"
+    assert g.mainloop.carveout_bytes.value > 0  # sizeof(CollectiveEpilogue::SharedStorage)
+    assert g.built["mainloop.stages"] >= 2
+    assert g.built["mainloop.dispatch_policy"].startswith("cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized")
+    large, small = sorted(gemms_instantiated(str(EXTRACT / "config_struct_wrapper.cu")), key=lambda g: g.context)
+    # reachable from 'using GemmLarge = gemm_wrapper<ConfigLarge>::Gemm;'; libclang does not show the
+    # members of an explicit instantiation, so ConfigSmall stays syntactic
+    assert (large.mode, small.mode) == ("instantiated", "syntactic")
+    assert large.built["mainloop.stages"] == 3
+    for g in gemms_instantiated(str(EXTRACT / "gemm2x_defaults.cu")):
+        assert g.mode == "instantiated"
+
+
+@needs_cutlass
+def test_static_assert_is_mapped_to_the_users_line():
+    name = "static_assert_tile_m96.cu"
+    (g,) = gemms_instantiated(str(EXTRACT / name))
+    msgs = {(d.message, d.at.line) for d in g.diagnostics}
+    assert ("Tile_M must be a multiple of 64.", line_of(name, "using CollectiveMainloop =")) in msgs
+    d = next(d for d in g.diagnostics if d.message == "Tile_M must be a multiple of 64.")
+    assert d.kind == "static_assert" and d.header_loc is not None and "cute" in d.header_loc.path
+    assert not gemms_instantiated(str(EXTRACT / "hopper_bf16_cooperative.cu"))[0].diagnostics
+
+
+# ------------------------------------------------------------------------------------------------
+# The Hopper examples shipped in the nvidia-cutlass wheel
+
+def wheel_examples() -> Path | None:
+    for inc in toolchain.discover(True).cutlass:
+        ex = inc.parent / "examples"
+        if (ex / "48_hopper_warp_specialized_gemm").is_dir():
+            return ex
+    return None
+
+
+needs_examples = pytest.mark.skipif(wheel_examples() is None, reason="nvidia-cutlass examples not installed")
+RESOLVED = ["mainloop.tile_shape", "mainloop.cluster_shape", "mainloop.kernel_schedule", "mainloop.stage_count_kind",
+            "mainloop.element_a", "mainloop.element_b", "mainloop.element_accumulator", "mainloop.alignment_a",
+            "mainloop.layout_a", "epilogue.element_c", "epilogue.element_d", "epilogue.epilogue_schedule",
+            "epilogue.tile_shape", "epilogue.cluster_shape"]
+
+
+def assert_resolved(g) -> None:
+    v = g.values()
+    for k in RESOLVED:
+        if k in v:
+            assert v[k] is not None, f"{g.path}:{g.loc.line} {g.context} {k}"
+    if v.get("mainloop.stage_count_kind") == "fixed":
+        assert v["mainloop.stages"] is not None
+
+
+@needs_examples
+def test_wheel_hopper_examples_syntactic():
+    ex = wheel_examples()
+    found = 0
+    for f in sorted(ex.glob("*hopper*/*.cu")):
+        for g in extract_cutlass(parse_file(f, ParseOptions(use_system_headers=False))):
+            found += 1
+            assert_resolved(g)
+    assert found >= 40
+
+
+@needs_examples
+@needs_cutlass
+@pytest.mark.parametrize("example", ["48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu",
+                                     "49_hopper_gemm_with_collective_builder/49_collective_builder.cu",
+                                     "54_hopper_fp8_warp_specialized_gemm/54_hopper_fp8_warp_specialized_gemm.cu"])
+def test_wheel_hopper_examples_instantiated(example):
+    ex = wheel_examples()
+    f = ex / example
+    unit = parse_file(f, ParseOptions(include_dirs=cutlass_include_dirs() + [str(f.parent), str(ex / "common")]))
+    inst = extract_cutlass(unit)
+    syn = extract_cutlass(parse_file(f, ParseOptions(use_system_headers=False)))
+    assert inst and same_facts(syn, inst) == []
+    for g in inst:
+        assert_resolved(g)
+        if g.mode == "instantiated":
+            assert g.built.get("mainloop.stages")
