@@ -125,8 +125,9 @@ def cmd_facts(args: argparse.Namespace) -> int:
         except Exception as exc:  # noqa: BLE001 - report and go on with the other files
             print(f"fusionlint: {f}: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
             continue
-        for cfg in facts.configurations:
-            d = cfg.to_dict()
+        for d in [cfg.to_dict() for cfg in facts.configurations] + [
+                {"library": "cutlass", **g.to_dict()} for g in facts.cutlass]:
+            d.setdefault("library", "cublaslt")
             d["headers"] = facts.header_mode
             if facts.missing_headers:
                 d["missing_headers"] = facts.missing_headers

@@ -172,6 +172,7 @@ class FileFacts:
     configurations: list[Configuration] = field(default_factory=list)
     attribute_sets: list[AttrSet] = field(default_factory=list)  # every set call, resolved or not
     objects: list[ApiObject] = field(default_factory=list)
+    cutlass: list = field(default_factory=list)  # CutlassGemm (fusionlint.cutlass_facts)
     diagnostics: list = field(default_factory=list)  # parse diagnostics of the main file
     missing_headers: list[str] = field(default_factory=list)
     header_mode: dict[str, str] = field(default_factory=dict)

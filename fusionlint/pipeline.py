@@ -7,6 +7,7 @@ from pathlib import Path
 from fusionlint.facts import FileFacts
 from fusionlint.findings import INTERNAL_ERROR, Finding
 from fusionlint.frontend import cublaslt
+from fusionlint.frontend.cutlass import extract_cutlass
 from fusionlint.frontend.parse import ParseOptions, parse_file
 from fusionlint.rules.engine import run_rules
 from fusionlint.rules.loader import Rule
@@ -35,7 +36,9 @@ def _read_text(path: Path) -> str:
 def extract_file(path: Path, options: ParseOptions) -> FileFacts:
     text = _read_text(path)
     unit = parse_file(path, options, text=text)
-    return cublaslt.extract(unit)
+    facts = cublaslt.extract(unit)
+    facts.cutlass = extract_cutlass(unit, text)
+    return facts
 
 
 def check_file(path: Path, rules: list[Rule], options: ParseOptions, arch: str = "sm_90") -> FileResult:

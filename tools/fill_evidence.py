@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def outcome(p: dict) -> str:
     if p["build_rc"] != 0:
-        return "build failed"
-    bad = next((c for c in p["calls"] if c["status"] != "CUBLAS_STATUS_SUCCESS"), None)
+        m = re.search(r'static assertion failed with "([^"\\]+)', p["log"])
+        return f"compile error: {m.group(1).strip()}" if m else "build failed"
+    bad = next((c for c in p["calls"] if c["status"] not in ("CUBLAS_STATUS_SUCCESS", "Success")), None)
     if bad:
         return f"{bad['function']} -> {bad['status']}"
     if any(e != "cudaSuccess" for e in p["cuda_errors"]):
@@ -31,9 +32,9 @@ def outcome(p: dict) -> str:
 
 
 def block(code: str, record_path: str, programs: dict, indent: str) -> str:
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "fixtures/cublaslt/rules").glob(f"{code}_*.cpp"))
-    fail = [f for f in files if not f.endswith("_ok.cpp")]
-    ok = [f for f in files if f.endswith("_ok.cpp")]
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "fixtures").glob(f"*/rules/{code}_*.c*"))
+    fail = [f for f in files if not Path(f).stem.endswith("_ok")]
+    ok = [f for f in files if Path(f).stem.endswith("_ok")]
     observed = "; ".join(f"{Path(f).stem}: {outcome(programs[f]) if f in programs else 'not run'}" for f in fail + ok)
     lines = [f"{indent}evidence:", f"{indent}  fail: [{', '.join(fail)}]", f"{indent}  pass: [{', '.join(ok)}]",
              f"{indent}  device_record: {record_path}", f"{indent}  observed: >-"]

@@ -18,6 +18,8 @@ FACT_ROOTS = {
     # configuration scope
     "kind", "matmul_desc", "layout_A", "layout_B", "layout_C", "layout_D", "preference", "operands",
     "pointer_types",
+    # cutlass scope
+    "api", "mode", "mainloop", "epilogue", "kernel", "gemm",
 }
 
 
@@ -321,3 +323,128 @@ def bias_buffer_matches_bias_type(view: View) -> bool | None:
     if buffer is None or reads is None:
         return None
     return buffer == reads
+
+
+# ---- CUTLASS 3.x (sm_90) quantities ------------------------------------------------------------
+SM90_SMEM_CAPACITY = 232448  # bytes per block with opt-in, measured on the H200 (= CUTLASS sm90_smem_capacity_bytes)
+
+
+def _short(name: Any) -> str | None:
+    return name.rsplit("::", 1)[-1] if isinstance(name, str) else None
+
+
+def _tile(view: View, i: int) -> int | None:
+    tile = view.get("mainloop", {}).get("tile_shape") if isinstance(view.get("mainloop"), dict) else None
+    if isinstance(tile, list) and len(tile) > i and isinstance(tile[i], int):
+        return tile[i]
+    return None
+
+
+@derived("tile_m")
+def tile_m(view: View) -> int | None:
+    return _tile(view, 0)
+
+
+@derived("kernel_schedule")
+def kernel_schedule(view: View) -> str | None:
+    """The mainloop's kernel schedule without namespace, e.g. KernelTmaWarpSpecializedCooperative."""
+    return _short(_get(view, "mainloop.kernel_schedule"))
+
+
+@derived("epilogue_schedule")
+def epilogue_schedule(view: View) -> str | None:
+    return _short(_get(view, "epilogue.epilogue_schedule"))
+
+
+@derived("tma_kernel_schedule")
+def tma_kernel_schedule(view: View) -> bool | None:
+    """A TMA mainloop schedule (the builder asserts TMA alignment for these; Auto falls back silently)."""
+    s = kernel_schedule(view)
+    return None if s is None else s.startswith("KernelTma")
+
+
+@derived("cooperative_schedule")
+def cooperative_schedule(view: View) -> bool | None:
+    s = kernel_schedule(view)
+    return None if s is None else "Cooperative" in s
+
+
+def _alignment_bits(view: View, part: str, operand: str) -> int | None:
+    values = view.get(part)
+    if not isinstance(values, dict):
+        return None
+    alignment, bits = values.get(f"alignment_{operand}"), values.get(f"element_{operand}_bits")
+    if isinstance(alignment, int) and isinstance(bits, int):
+        return alignment * bits
+    return None
+
+
+@derived("ab_alignment_128_bits")
+def ab_alignment_128_bits(view: View) -> bool | None:
+    """AlignmentA x bits(A) and AlignmentB x bits(B) are multiples of 128 bits (16 bytes, TMA)."""
+    a, b = _alignment_bits(view, "mainloop", "a"), _alignment_bits(view, "mainloop", "b")
+    if (a is not None and a % 128) or (b is not None and b % 128):
+        return False
+    return None if a is None or b is None else True
+
+
+@derived("cd_alignment_128_bits")
+def cd_alignment_128_bits(view: View) -> bool | None:
+    """AlignmentC x bits(C) and AlignmentD x bits(D) are multiples of 128 bits (C void excepted)."""
+    values = view.get("epilogue") if isinstance(view.get("epilogue"), dict) else {}
+    c = None if values.get("element_c") == "void" else _alignment_bits(view, "epilogue", "c")
+    d = _alignment_bits(view, "epilogue", "d")
+    if (c is not None and c % 128) or (d is not None and d % 128):
+        return False
+    return None if d is None else True
+
+
+@derived("mainloop_smem_bytes")
+def mainloop_smem_bytes(view: View) -> int | None:
+    """Shared memory of an explicit StageCount<N> mainloop: N x (A tile + B tile + 16 B of barriers).
+    A lower bound of the kernel's total (the epilogue and scheduler come on top)."""
+    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    stages, m, n, k = values.get("stages"), _tile(view, 0), _tile(view, 1), _tile(view, 2)
+    bits_a, bits_b = values.get("element_a_bits"), values.get("element_b_bits")
+    if values.get("stage_count_kind") != "fixed" or not all(isinstance(x, int) for x in (stages, m, n, k, bits_a, bits_b)):
+        return None
+    per_stage = -(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)
+    return stages * (per_stage + 16)
+
+
+@derived("smem_fits_sm90")
+def smem_fits_sm90(view: View) -> bool | None:
+    need = mainloop_smem_bytes(view)
+    return None if need is None else need <= SM90_SMEM_CAPACITY
+
+
+@derived("sm90_smem_capacity")
+def sm90_smem_capacity(view: View) -> int:
+    return SM90_SMEM_CAPACITY
+
+
+def _is(view: View, path: str, short: str) -> bool | None:
+    v = _short(_get(view, path))
+    return None if v is None else v == short
+
+
+@derived("narrow_nt_operands")
+def narrow_nt_operands(view: View) -> bool | None:
+    """8-bit A/B with A ColumnMajor and B RowMajor (the RS 'TransposeB' path)."""
+    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    bits = values.get("element_a_bits")
+    a_col, b_row = _is(view, "mainloop.layout_a", "ColumnMajor"), _is(view, "mainloop.layout_b", "RowMajor")
+    if bits is None or a_col is None or b_row is None:
+        return None
+    return bits == 8 and a_col and b_row
+
+
+@derived("non16_tt_operands")
+def non16_tt_operands(view: View) -> bool | None:
+    """Non-16-bit A/B (tf32/float, fp8, int8) with A RowMajor and B RowMajor (the RS 'SwapAB' path)."""
+    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    bits = values.get("element_a_bits")
+    a_row, b_row = _is(view, "mainloop.layout_a", "RowMajor"), _is(view, "mainloop.layout_b", "RowMajor")
+    if bits is None or a_row is None or b_row is None:
+        return None
+    return bits != 16 and a_row and b_row

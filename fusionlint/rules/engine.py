@@ -5,6 +5,9 @@ from __future__ import annotations
 import string
 from typing import Any
 
+from dataclasses import fields as dataclass_fields
+
+from fusionlint.cutlass_facts import CutlassGemm, Param
 from fusionlint.facts import AttrSet, Configuration, FileFacts
 from fusionlint.findings import Finding, Related
 from fusionlint.frontend.api.model import ApiModel, load_model
@@ -57,6 +60,23 @@ def configuration_view(cfg: Configuration) -> dict[str, Any]:
     # C types of the user's pointer variables written into pointer attributes (bias, aux, scales)
     view["pointer_types"] = {name: f.buffer_type for name, f in cfg.effective.get("matmul_desc", {}).items()
                              if f.buffer_type and f.buffer_type.rstrip().endswith("*")}
+    return view
+
+
+def cutlass_view(g: CutlassGemm) -> dict[str, Any]:
+    """``{"api": "3.x", "mainloop": {"tile_shape": [128, 128, 64], "element_a_bits": 16, ...}, ...}``."""
+    view: dict[str, Any] = {"api": g.api, "mode": g.mode, "kind": g.kind}
+    for prefix, part in (("mainloop", g.mainloop), ("epilogue", g.epilogue), ("kernel", g.kernel), ("gemm", g.gemm2x)):
+        if part is None:
+            continue
+        values: dict[str, Any] = {}
+        for f in dataclass_fields(part):
+            p = getattr(part, f.name)
+            if isinstance(p, Param):
+                values[f.name] = p.value if p.known else UNKNOWN
+                if p.bits is not None:
+                    values[f"{f.name}_bits"] = p.bits
+        view[prefix] = values
     return view
 
 
@@ -191,10 +211,29 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
                     related = (Related(cfg.desc.created_at.path, cfg.desc.created_at.line,
                                        cfg.desc.created_at.column, "matmul descriptor created here"),)
                 findings.append(_finding(rule, view, _where(rule, cfg), related))
+    for g in facts.cutlass:
+        view = cutlass_view(g)
+        view["arch"] = arch
+        for rule in by_scope.get("cutlass", []):
+            if evaluate(rule.when, view) is True:
+                findings.append(_finding(rule, view, _cutlass_where(rule, g)))
     unique: dict[tuple, Finding] = {}
     for f in findings:
         unique.setdefault((f.code, f.path, f.line, f.column), f)
     return list(unique.values())
+
+
+def _cutlass_where(rule: Rule, g: CutlassGemm) -> Loc:
+    """The line that wrote the offending argument's value (``at: mainloop.alignment_a``), else the GEMM."""
+    if "." in rule.at:
+        part_name, _, field_name = rule.at.partition(".")
+        part = {"mainloop": g.mainloop, "epilogue": g.epilogue, "kernel": g.kernel, "gemm": g.gemm2x}.get(part_name)
+        p = getattr(part, field_name, None) if part is not None else None
+        if isinstance(p, Param):
+            for loc in (p.origin, p.at):
+                if loc is not None and loc.path == g.path:
+                    return loc
+    return g.instantiated_at or g.loc
 
 
 def _where(rule: Rule, cfg: Configuration) -> Loc:
