@@ -61,6 +61,7 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
             ast.run()
             _merge_ast(gemms, ast, ev, path)
             _map_diagnostics(gemms, unit, path)
+            _explain_syntactic(gemms, unit, path)
         except Exception as exc:  # noqa: BLE001 - the syntactic facts stay valid
             for g in gemms:
                 g.notes.append(f"reading the instantiated templates failed: {type(exc).__name__}: {exc}")
@@ -683,6 +684,8 @@ class AstReader:
 
     def run(self) -> None:
         for c in self.unit.tu.cursor.get_children():
+            if not _in_main_file(c):
+                continue
             f = c.location.file
             if f is None or f.name != self.main:
                 continue
@@ -917,6 +920,19 @@ class AstReader:
 
 
 _TYPE, _INTEGRAL = 1, 4  # CXTemplateArgumentKind
+_MAIN_FILE = None
+
+
+def _in_main_file(c) -> bool:
+    """clang_Location_isFromMainFile: a cheap test that skips the headers' top-level declarations."""
+    global _MAIN_FILE
+    if _MAIN_FILE is None:
+        import ctypes
+        fn = ci.conf.lib["clang_Location_isFromMainFile"]
+        fn.argtypes = [ci.SourceLocation]
+        fn.restype = ctypes.c_int
+        _MAIN_FILE = fn
+    return bool(_MAIN_FILE(c.location))
 
 
 _RAW_KIND = None
@@ -1093,6 +1109,22 @@ def _gemm_from_ast(node: AstNode, path: str) -> CutlassGemm | None:
             if isinstance(v, Param) and v.at is None:
                 v.at = loc
     return g
+
+
+def _explain_syntactic(gemms: list[CutlassGemm], unit, path: str) -> None:
+    """Why a GEMM kept its syntactic values although the CUTLASS headers were there."""
+    errors = sorted({d.line for d in getattr(unit, "diagnostics", [])
+                     if d.severity in ("error", "fatal") and d.path == path})
+    for g in gemms:
+        if g.mode != "syntactic":
+            continue
+        if errors:
+            g.notes.append("values read from the text: libclang did not resolve this GEMM (errors in this file at "
+                           f"line{'s' if len(errors) > 1 else ''} {', '.join(map(str, errors[:8]))})")
+        else:
+            g.notes.append("values read from the text: libclang's instantiation is not reachable from a declaration "
+                           "outside templates (explicit instantiation, function template or object of a wrapper "
+                           "type); CUTLASS's own checks still ran")
 
 
 # ----------------------------------------------------------------------------------------------

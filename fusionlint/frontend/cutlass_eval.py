@@ -837,6 +837,8 @@ class Evaluator:
             if any(isinstance(v, VUnknown) for v in vals):
                 return self._unknown_from(args[0] if isinstance(vals[0], VUnknown) else args[1], origin)
             return Res(VInt(int(vals[0] == vals[1]), True), origin)
+        if q == "cutlass::layout::is_trivial_permute" and len(vals) == 1 and isinstance(vals[0], VType):
+            return Res(VInt(int(vals[0].name == "cutlass::layout::NoPermute"), True), origin)
         if q in _SIZEOF_BITS_V and vals:
             bits = element_size_bits(vals[0])
             if bits is None:
