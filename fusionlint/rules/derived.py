@@ -448,3 +448,47 @@ def non16_tt_operands(view: View) -> bool | None:
     if bits is None or a_row is None or b_row is None:
         return None
     return bits != 16 and a_row and b_row
+
+
+@derived("tile_k")
+def tile_k(view: View) -> int | None:
+    return _tile(view, 2)
+
+
+@derived("tile_k_multiple")
+def tile_k_multiple(view: View) -> int | None:
+    """TileK granularity of an sm_90 GMMA: 32 bytes of A (16 for 16-bit, 8 for tf32, 32 for 8-bit)."""
+    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    bits = values.get("element_a_bits")
+    return 256 // bits if isinstance(bits, int) and bits in (8, 16, 32) else None
+
+
+@derived("tile_k_aligned")
+def tile_k_aligned(view: View) -> bool | None:
+    k, multiple = tile_k(view), tile_k_multiple(view)
+    return None if k is None or multiple is None else k % multiple == 0
+
+
+_FP8 = {"cutlass::float_e4m3_t", "cutlass::float_e5m2_t"}
+_TF32 = {"float", "cutlass::tfloat32_t"}
+_INT8 = {"int8_t", "uint8_t"}
+
+
+@derived("gmma_type_supported")
+def gmma_type_supported(view: View) -> bool | None:
+    """(ElementA, ElementB, accumulator) is a combination the sm_90 GMMA selector accepts
+    (same-width operands; mixed widths take CUTLASS's mixed-input path and are not judged)."""
+    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    a, b, acc = values.get("element_a"), values.get("element_b"), values.get("element_accumulator")
+    if not all(isinstance(x, str) for x in (a, b, acc)):
+        return None
+    if values.get("element_a_bits") != values.get("element_b_bits"):
+        return None
+    if acc == "cutlass::half_t":
+        return (a == b == "cutlass::half_t") or (a in _FP8 and b in _FP8)
+    if acc == "float":
+        return (a == b and a in ("cutlass::half_t", "cutlass::bfloat16_t")) or (a in _TF32 and b in _TF32) or \
+            (a in _FP8 and b in _FP8)
+    if acc == "int32_t":
+        return a in _INT8 and b in _INT8
+    return False
