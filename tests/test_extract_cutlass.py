@@ -318,6 +318,31 @@ def test_function_template_wrapper_and_conditional_types(tmp_path):
     assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
 
 
+def test_function_template_with_int_and_bool_parameters(tmp_path):
+    """FBGEMM style: tile, cluster and schedule flags as non-type template parameters of a function,
+    instantiated by explicit calls from a dispatcher."""
+    text = (
+        "namespace fb {\n"
+        "template <int TB_M, int TB_N, int TB_K, int TBS_M, bool PONG, bool FAST_ACCUM>\nint impl(int m) {\n"
+        "  constexpr int kAlign = 16 / sizeof(cutlass::float_e4m3_t);\n"
+        "  using TILE = cute::Shape<cute::Int<TB_M>, cute::Int<TB_N>, cute::Int<TB_K>>;\n"
+        "  using Fast = cute::conditional_t<PONG, cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum,\n"
+        "                                   cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8FastAccum>;\n"
+        "  using SCHEDULE = cute::conditional_t<FAST_ACCUM, Fast, cutlass::gemm::KernelTmaWarpSpecializedCooperative>;\n"
+        + _BUILDER.replace("ALIGN", "kAlign").replace("cute::Shape<cute::_1, cute::_1, cute::_1>",
+                                                       "cute::Shape<cute::Int<TBS_M>, cute::_1, cute::_1>")
+        + "  return m;\n}\n"
+        "int dispatch(int m) {\n  if (m <= 64) return impl<64, 128, 128, 2, true, true>(m);\n"
+        "  return impl<128, 128, 128, 1, false, false>(m);\n}\n}  // namespace fb\n")
+    small, large = sorted(extract_text(tmp_path, text), key=lambda g: P(g.mainloop, "tile_shape"))
+    assert small.context == "fb::impl<64, 128, 128, 2, 1, 1>" and large.context == "fb::impl<128, 128, 128, 1, 0, 0>"
+    assert P(small.mainloop, "tile_shape") == [64, 128, 128] and P(small.mainloop, "cluster_shape") == [2, 1, 1]
+    assert P(small.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum"
+    assert small.mainloop.kernel_schedule.via == "SCHEDULE -> Fast"
+    assert P(large.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+    assert P(large.mainloop, "alignment_a") == 16 and P(large.mainloop, "cluster_shape") == [1, 1, 1]
+
+
 def test_divide_by_zero_and_unknown_names_stay_unknown(tmp_path):
     text = _BUILDER.replace("TILE", "MyTile").replace("ALIGN", "128 / cutlass::sizeof_bits<void>::value") \
         .replace("SCHEDULE", "cutlass::gemm::KernelTmaWarpSpecialized")

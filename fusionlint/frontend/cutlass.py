@@ -29,7 +29,7 @@ from fusionlint.cutlass_facts import (
 from fusionlint.frontend import cutlass_model as model
 from fusionlint.frontend.cutlass_eval import (
     ArgRes, Construct, Evaluator, Res, VClass, VConstruct, VInt, VIntC, VTuple, VType, VUnknown, as_int,
-    element_size_bits, nested_constructs, parse_type_string, render,
+    nested_constructs, parse_type_string, render,
 )
 from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
 from fusionlint.frontend.values import Loc
@@ -1115,10 +1115,16 @@ def _explain_syntactic(gemms: list[CutlassGemm], unit, path: str) -> None:
     """Why a GEMM kept its syntactic values although the CUTLASS headers were there."""
     errors = sorted({d.line for d in getattr(unit, "diagnostics", [])
                      if d.severity in ("error", "fatal") and d.path == path})
+    missing = list(getattr(unit, "missing_headers", []) or [])
     for g in gemms:
         if g.mode != "syntactic":
             continue
-        if errors:
+        if missing:
+            hint = " (CUDA 13 keeps them under <cuda>/include/cccl: add it with -I)" \
+                if any(m.startswith(("cuda/std", "cuda/", "nv/")) for m in missing) else ""
+            g.notes.append("values read from the text: the CUTLASS headers did not parse, headers not found: "
+                           + ", ".join(missing[:4]) + ("..." if len(missing) > 4 else "") + hint)
+        elif errors:
             g.notes.append("values read from the text: libclang did not resolve this GEMM (errors in this file at "
                            f"line{'s' if len(errors) > 1 else ''} {', '.join(map(str, errors[:8]))})")
         else:

@@ -10,12 +10,13 @@ template-id found outside templates (``gemm_wrapper<ConfigA>``, ``template struc
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from fusionlint.frontend import cutlass_model as model
 from fusionlint.frontend.cutlass_syntax import (
     AliasDecl, ClassDecl, ConstDecl, Decl, FuncDecl, NamespaceAlias, NamespaceDecl, Program, Scope, TBinary,
-    TBraced, TBuiltin, TCall, TCast, Term, TName, TNum, TOpaque, TParam, TPtr, TSizeof, TTernary, TUnary, VarDecl,
+    TBraced, TBuiltin, TCall, TCast, Term, TName, TNum, TOpaque, TPtr, TSizeof, TTernary, TUnary, VarDecl,
     join_tokens, lex_string, parse_term,
 )
 
@@ -220,6 +221,7 @@ class Evaluator:
         self.ctx_sites: dict[str, tuple[int, int]] = {}
         self.template_scopes_with_instances: set[int] = set()
         self.plain_types = False  # read GEMM templates as plain types (libclang spellings)
+        self._gemm_lines: list[int] | None = None
 
     # -- driver ----------------------------------------------------------------------------
     def run(self) -> None:
@@ -253,11 +255,12 @@ class Evaluator:
                 yield from self._template_scopes(c)
 
     def _contains_cutlass(self, scope: Scope) -> bool:
-        t = self.prog.tokens
-        lo, hi = scope.first_line, scope.last_line
-        return any(lo <= x.line <= hi and x.text in ("CollectiveBuilder", "GemmUniversal", "GemmUniversalAdapter",
-                                                     "CollectiveMma", "Gemm", "GemmBatched", "GemmSplitKParallel")
-                   for x in t)
+        if self._gemm_lines is None:
+            names = {"CollectiveBuilder", "GemmUniversal", "GemmUniversalAdapter", "CollectiveMma", "Gemm",
+                     "GemmBatched", "GemmSplitKParallel"}
+            self._gemm_lines = sorted({x.line for x in self.prog.tokens if x.kind == "id" and x.text in names})
+        i = bisect.bisect_left(self._gemm_lines, scope.first_line)
+        return i < len(self._gemm_lines) and self._gemm_lines[i] <= scope.last_line
 
     def _walk(self, scope: Scope, env: Env, instance: bool = False) -> None:
         if self._depth > MAX_DEPTH:
@@ -279,7 +282,7 @@ class Evaluator:
             for use in scope.uses:
                 self._holder.append((None, use.term))  # type: ignore[arg-type]
                 try:
-                    r = self.eval_term(use.term, scope, env, explicit=use.explicit)
+                    self.eval_term(use.term, scope, env, explicit=use.explicit)
                 finally:
                     self._holder.pop()
             for child in scope.children:
@@ -664,7 +667,6 @@ class Evaluator:
         if isinstance(v, VUnknown):
             return ent
         if isinstance(v, VClass):
-            self.decls.get(v.decl_id)
             found = self._class_member(v, name)
             if found is not None:
                 return found
@@ -746,7 +748,6 @@ class Evaluator:
         params = tscope.tparams or []
         args = [self.eval_term(a, scope, env) for a in arg_terms]
         values: list[Res | None] = []
-        new_env = decl_env.extend(tscope, [])
         for i, p in enumerate(params):
             if p.pack:
                 rest = args[i:]
@@ -879,7 +880,7 @@ class Evaluator:
         if len(args) == 1 and q in _ONE_NUMBER and as_int(vals[0]) is not None:
             # the number is what matters: point at where it was written
             return Res(VType(q, (VInt(as_int(vals[0])),)), args[0].origin, args[0].via)
-        return Res(VType(q, tuple(_norm_arg(v) for v in vals)), origin)
+        return Res(VType(q, tuple(vals)), origin)
 
     def _construct(self, kind, q, args: list[Res], arg_terms, term: TName, scope, env, origin) -> Res:
         site = origin
@@ -939,10 +940,6 @@ def _float_op(op, x, y):
     if op in ("==", "!=", "<", ">", "<=", ">="):
         return int({"==": x == y, "!=": x != y, "<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[op])
     raise ValueError(op)
-
-
-def _norm_arg(v):
-    return v
 
 
 def parse_type_string(text: str, evaluator: Evaluator) -> Res:

@@ -576,13 +576,6 @@ CV_WORDS = {"const", "volatile", "constexpr", "static", "inline", "mutable", "th
             "__restrict__", "__restrict", "register", "consteval", "constinit"}
 
 
-def term_text(term: Term, toks: list[Tok] | None = None) -> str:
-    """The term as written (tokens joined with C++-like spacing)."""
-    if toks is None:
-        return ""
-    return join_tokens(toks)
-
-
 def join_tokens(toks: list[Tok]) -> str:
     out = ""
     prev: Tok | None = None
@@ -1526,10 +1519,6 @@ class Reader:
                 d.enum_offset = idx if val is None else 0  # type: ignore[attr-defined]
                 d.enum_name = ename  # type: ignore[attr-defined]
                 target.add(d)
-                if scoped and ename:
-                    pass
-                elif ename:
-                    pass
             k = e + 1
         return self._statement_end(close + 1, end) + 1
 
