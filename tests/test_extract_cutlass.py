@@ -173,6 +173,24 @@ def test_hand_assembled_collective_mma():
     assert P(g.epilogue, "type") == "cutlass::epilogue::collective::DefaultEpilogue"
 
 
+def test_function_template_dispatch_fixture():
+    name = "function_template_dispatch.cu"
+    large, small = sorted(gemms(name), key=lambda g: g.context)
+    assert small.context == "rowwise::f8f8bf16_impl<64, 128, 128, 2, 1, 1, 1, 1>"
+    assert large.context == "rowwise::f8f8bf16_impl<128, 256, 128, 1, 2, 1, 0, 0>"
+    assert small.instantiated_at.line == line_of(name, "f8f8bf16_impl<64, 128, 128, 2, 1, 1, true, true>")
+    assert (P(small.mainloop, "tile_shape"), P(small.mainloop, "cluster_shape")) == ([64, 128, 128], [2, 1, 1])
+    assert P(small.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum"
+    assert small.mainloop.kernel_schedule.via == "MainLoopSchedule -> FastAccum -> FastPongSchedule"
+    assert P(small.epilogue, "epilogue_schedule") == "cutlass::epilogue::TmaWarpSpecialized"
+    assert (P(large.mainloop, "tile_shape"), P(large.mainloop, "cluster_shape")) == ([128, 256, 128], [1, 2, 1])
+    assert P(large.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+    assert P(large.epilogue, "epilogue_schedule") == "cutlass::epilogue::TmaWarpSpecializedCooperative"
+    for g in (small, large):
+        assert (P(g.mainloop, "alignment_a"), P(g.epilogue, "alignment_d")) == (16, 8)
+        assert P(g.kernel, "problem_shape") == ["int32_t"] * 3
+
+
 def test_syntax_errors_around_a_valid_configuration():
     name = "syntax_error_around_config.cu"
     (g,) = gemms(name)
@@ -438,6 +456,10 @@ def test_instantiated_mode_reads_the_specializations():
     assert large.built["mainloop.stages"] == 3
     for g in gemms_instantiated(str(EXTRACT / "gemm2x_defaults.cu")):
         assert g.mode == "instantiated"
+    # function template instances, reached through the dispatcher's calls
+    small, large = sorted(gemms_instantiated(str(EXTRACT / "function_template_dispatch.cu")), key=lambda g: g.context)
+    assert (small.mode, large.mode) == ("instantiated", "instantiated")
+    assert small.built["mainloop.kernel_schedule"] == "cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum"
 
 
 @needs_cutlass
@@ -502,5 +524,6 @@ def test_wheel_hopper_examples_instantiated(example):
     assert inst and same_facts(syn, inst) == []
     for g in inst:
         assert_resolved(g)
-        if g.mode == "instantiated":
-            assert g.built.get("mainloop.stages")
+        # 49 builds its GEMMs in ExampleRunner<...> objects: reached through runner.run()'s body
+        assert g.mode == "instantiated", (g.context, g.notes)
+        assert g.built.get("mainloop.stages")

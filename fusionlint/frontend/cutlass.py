@@ -680,6 +680,7 @@ class AstReader:
         self.nodes: dict[tuple, AstNode] = {}  # (kind, holder, ctx) -> node
         self.referenced: set[tuple] = set()
         self._decl_memo: dict[tuple, AstNode | None] = {}
+        self._bodies: set[tuple] = set()
         self._type_memo: dict[str, Res] = {}
 
     def run(self) -> None:
@@ -712,9 +713,38 @@ class AstReader:
         elif k in (K.VAR_DECL, K.FIELD_DECL):
             self._analyze(c.type, c)
         elif k in (K.FUNCTION_DECL, K.CXX_METHOD, K.CONSTRUCTOR, K.DESTRUCTOR):
-            for ch in c.get_children():
-                if ch.kind == K.COMPOUND_STMT:
-                    self._stmts(ch)
+            self._body(c)
+
+    def _body(self, fn) -> None:
+        """A function body: its declarations, and the instantiated bodies of the main file's templates
+        it calls (a member function of ``Runner<Config>``, a function template ``run<Config>()``): the
+        only way to the members of a class template specialization through libclang."""
+        loc = fn.location
+        key = (loc.line, loc.column, fn.spelling, self._ctx(fn, include_self=True))
+        if key in self._bodies or len(self._bodies) > 400:
+            return
+        self._bodies.add(key)
+        for ch in fn.get_children():
+            if ch.kind == ci.CursorKind.COMPOUND_STMT:
+                self._stmts(ch)
+                self._calls(ch)
+
+    def _calls(self, body) -> None:
+        K = ci.CursorKind
+        for x in body.walk_preorder():
+            if x.kind != K.CALL_EXPR:
+                continue
+            m = x.referenced
+            if m is None or m.kind not in (K.CXX_METHOD, K.FUNCTION_DECL, K.CONSTRUCTOR):
+                continue
+            loc = m.location
+            if loc.file is None or loc.file.name != self.main:
+                continue
+            parent = m.semantic_parent
+            if m.get_num_template_arguments() > 0 or (
+                    parent is not None and parent.kind in (K.STRUCT_DECL, K.CLASS_DECL)
+                    and parent.get_num_template_arguments() > 0):
+                self._body(m)
 
     def _stmts(self, c) -> None:
         K = ci.CursorKind
@@ -826,7 +856,7 @@ class AstReader:
             if k == _TYPE:
                 out.append(self._type_res(decl.get_template_argument_type(i)))
             elif k == _INTEGRAL:
-                out.append(Res(VInt(decl.get_template_argument_value(i))))
+                out.append(Res(VInt(_int_arg(decl, i))))
             else:
                 out.append(None)
         return out
@@ -856,7 +886,7 @@ class AstReader:
             if k == _TYPE:
                 args.append(self._full_spelling(decl.get_template_argument_type(i).get_canonical(), depth + 1))
             elif k == _INTEGRAL:
-                args.append(str(decl.get_template_argument_value(i)))
+                args.append(str(_int_arg(decl, i)))
             else:  # a pack or a template template argument: keep clang's spelling
                 return spelling
         base = spelling.split("<", 1)[0] if "<" in spelling else _qualname(decl)
@@ -908,13 +938,18 @@ class AstReader:
         return self._register(AstNode(kind, q, hl, hn, ctx, self._targs(decl), t.get_num_template_arguments()))
 
     # -- contexts (class template specializations the declaration lives in) -----------------
-    def _ctx(self, cursor) -> str:
+    def _ctx(self, cursor, include_self: bool = False) -> str:
         parts = []
-        p = cursor.semantic_parent
-        while p is not None and p.kind != ci.CursorKind.TRANSLATION_UNIT:
-            if p.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL) and p.get_num_template_arguments() > 0:
+        p = cursor if include_self else cursor.semantic_parent
+        K = ci.CursorKind
+        while p is not None and p.kind != K.TRANSLATION_UNIT:
+            if p.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.FUNCTION_DECL, K.CXX_METHOD) \
+                    and p.get_num_template_arguments() > 0:
                 args = [render(r.value) if r is not None else "?" for r in self._targs(p)]
-                parts.append(f"{_qualname(p)}<{', '.join(args)}>")
+                name = _qualname(p)
+                if p.kind in (K.FUNCTION_DECL, K.CXX_METHOD):
+                    name = f"{name}::{p.spelling}" if name else p.spelling
+                parts.append(f"{name}<{', '.join(args)}>")
             p = p.semantic_parent
         return " / ".join(reversed(parts))
 
@@ -936,6 +971,14 @@ def _in_main_file(c) -> bool:
 
 
 _RAW_KIND = None
+
+
+def _int_arg(decl, i: int) -> int:
+    """An integral template argument; a bool 'true' (a 1-bit value) reads as -1 signed."""
+    v = decl.get_template_argument_value(i)
+    if v == -1 and decl.get_template_argument_unsigned_value(i) == 1:
+        return 1
+    return v
 
 
 def _arg_kind(decl, i: int) -> int:
@@ -1115,7 +1158,8 @@ def _explain_syntactic(gemms: list[CutlassGemm], unit, path: str) -> None:
     """Why a GEMM kept its syntactic values although the CUTLASS headers were there."""
     errors = sorted({d.line for d in getattr(unit, "diagnostics", [])
                      if d.severity in ("error", "fatal") and d.path == path})
-    missing = list(getattr(unit, "missing_headers", []) or [])
+    missing = [m for m in (getattr(unit, "missing_headers", []) or [])
+               if m.startswith(("cutlass/", "cute/", "cuda/", "nv/", "cub/", "thrust/"))]
     for g in gemms:
         if g.mode != "syntactic":
             continue
@@ -1128,9 +1172,9 @@ def _explain_syntactic(gemms: list[CutlassGemm], unit, path: str) -> None:
             g.notes.append("values read from the text: libclang did not resolve this GEMM (errors in this file at "
                            f"line{'s' if len(errors) > 1 else ''} {', '.join(map(str, errors[:8]))})")
         else:
-            g.notes.append("values read from the text: libclang's instantiation is not reachable from a declaration "
-                           "outside templates (explicit instantiation, function template or object of a wrapper "
-                           "type); CUTLASS's own checks still ran")
+            g.notes.append("values read from the text: libclang shows no declaration or call outside templates that "
+                           "leads to this instantiation (e.g. an explicit instantiation); CUTLASS's own checks "
+                           "still ran")
 
 
 # ----------------------------------------------------------------------------------------------
