@@ -457,7 +457,7 @@ def test_instantiated_mode_reads_the_specializations():
     for g in gemms_instantiated(str(EXTRACT / "gemm2x_defaults.cu")):
         assert g.mode == "instantiated"
     # function template instances, reached through the dispatcher's calls
-    small, large = sorted(gemms_instantiated(str(EXTRACT / "function_template_dispatch.cu")), key=lambda g: g.context)
+    large, small = sorted(gemms_instantiated(str(EXTRACT / "function_template_dispatch.cu")), key=lambda g: g.context)
     assert (small.mode, large.mode) == ("instantiated", "instantiated")
     assert small.built["mainloop.kernel_schedule"] == "cutlass::gemm::KernelTmaWarpSpecializedPingpongFP8FastAccum"
 
