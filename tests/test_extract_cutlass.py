@@ -165,8 +165,8 @@ def test_hand_assembled_collective_mma():
     assert P(ml, "tile_shape") == [128, 128, 64]
     assert P(ml, "stride_a") == ["int64_t", 1, "int64_t"] and P(ml, "layout_a") == "cutlass::layout::RowMajor"
     assert P(ml, "stride_b") == ["int64_t", 1, "int64_t"] and P(ml, "layout_b") == "cutlass::layout::ColumnMajor"
-    assert P(ml, "gmem_tiled_copy_a") == "cute::SM90_TMA_LOAD"
-    assert P(ml, "gmem_tiled_copy_b") == "cute::SM90_TMA_LOAD_MULTICAST"
+    assert P(ml, "gmem_tiled_copy_a") == "cute::SM90_TMA_LOAD_MULTICAST"
+    assert P(ml, "gmem_tiled_copy_b") == "cute::SM90_TMA_LOAD"
     assert P(ml, "smem_copy_atom_a") == "void" and P(ml, "transform_b") == "cute::identity"
     assert "decltype" in ml.tiled_mma.unknown  # unknown stays unknown, with the reason
     assert g.epilogue.kind == "other"
