@@ -175,4 +175,5 @@ class FileFacts:
     cutlass: list = field(default_factory=list)  # CutlassGemm (fusionlint.cutlass_facts)
     diagnostics: list = field(default_factory=list)  # parse diagnostics of the main file
     missing_headers: list[str] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)  # parts of the file that could not be read
     header_mode: dict[str, str] = field(default_factory=dict)

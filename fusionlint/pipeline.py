@@ -37,7 +37,10 @@ def extract_file(path: Path, options: ParseOptions) -> FileFacts:
     text = _read_text(path)
     unit = parse_file(path, options, text=text)
     facts = cublaslt.extract(unit)
-    facts.cutlass = extract_cutlass(unit, text)
+    try:
+        facts.cutlass = extract_cutlass(unit, text)
+    except Exception as exc:  # noqa: BLE001 - a CUTLASS-reader bug must not hide the cuBLASLt findings
+        facts.internal_errors.append(f"CUTLASS extraction failed: {type(exc).__name__}: {exc}".splitlines()[0])
     return facts
 
 
@@ -46,6 +49,9 @@ def check_file(path: Path, rules: list[Rule], options: ParseOptions, arch: str =
     try:
         result.facts = extract_file(path, options)
         result.findings = run_rules(rules, result.facts, arch)
+        result.findings += [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
+                                    f"part of the file not checked: {reason}")
+                            for reason in result.facts.internal_errors]
     except SkipFile as exc:
         result.skipped = str(exc)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run

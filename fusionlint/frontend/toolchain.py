@@ -46,6 +46,10 @@ def _cuda_dirs() -> list[Path]:
         inc = Path(root) / "include"
         if (inc / "cuda_runtime_api.h").is_file() and inc not in found:
             found.append(inc)
+            # CUDA 13 moved CCCL (<cuda/std/...>, cub, thrust) under include/cccl; nvcc adds it
+            # implicitly and CUTLASS 4.x includes <cuda/std/...>.
+            if (inc / "cccl").is_dir():
+                found.append(inc / "cccl")
     return found
 
 
