@@ -80,8 +80,15 @@ class Outcome:
         return d
 
 
+def clip_log(log: str, keep: int = 3000) -> str:
+    """The start (where nvcc names the first error) and the end of a long log."""
+    if len(log) <= 2 * keep:
+        return log
+    return f"{log[:keep]}\n[... {len(log) - 2 * keep} characters left out ...]\n{log[-keep:]}"
+
+
 def parse_output(source: str, build_rc: int, run_rc: int | None, log: str) -> Outcome:
-    out = Outcome(source, build_rc, run_rc, log=log[-6000:])
+    out = Outcome(source, build_rc, run_rc, log=clip_log(log))
     for line in log.splitlines():
         if m := _CALL.match(line):
             out.calls.append({"function": m["call"].split("(", 1)[0], "call": m["call"], "status": m["status"]})
@@ -153,7 +160,7 @@ def run_all(sources: list[Path], jobs: int, serial: bool = False) -> tuple[dict,
         else:
             with cf.ThreadPoolExecutor(jobs) as pool:
                 ran = dict(zip(runnable, pool.map(lambda s: run_built(s, work), runnable)))
-    outcomes = [ran[s] if s in ran else Outcome(str(s), builds[s][0], log=builds[s][1][-6000:]) for s in sources]
+    outcomes = [ran[s] if s in ran else Outcome(str(s), builds[s][0], log=clip_log(builds[s][1])) for s in sources]
     return info, outcomes
 
 
