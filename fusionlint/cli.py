@@ -12,7 +12,7 @@ from pathlib import Path
 from fusionlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe")
+COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify")
 
 
 class UsageError(Exception):
@@ -84,6 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("paths", nargs="+", metavar="PATH")
     probe.add_argument("--out", required=True, metavar="DIR", help="directory for the generated programs")
     _add_frontend_args(probe)
+
+    verify = sub.add_parser("verify", help="build and run a probe of each extracted configuration on this GPU and "
+                                           "check that it fails exactly when the lint says it does")
+    verify.add_argument("paths", nargs="+", metavar="PATH")
+    verify.add_argument("--config", type=int, action="append", metavar="N", help="only the Nth configuration (repeatable)")
+    verify.add_argument("--keep", metavar="DIR", help="keep the probes and executables in DIR (default: a temporary directory)")
+    verify.add_argument("-j", "--jobs", type=int, help="parallel lints and builds (default: the number of CPUs)")
+    verify.add_argument("--timeout", type=int, default=600, metavar="S", help="time limit of one build in seconds (default: 600)")
+    verify.add_argument("--json", metavar="FILE", help="also write the result as JSON to FILE")
+    verify.add_argument("--arch", default="sm_90a", help="target architecture (default: sm_90a)")
+    verify.add_argument("--ruleset", action="append", metavar="FILE")
+    _add_frontend_args(verify)
 
     test = sub.add_parser("test-rules", help="check ruleid/ok-annotated fixture files against the rules")
     test.add_argument("paths", nargs="*", metavar="PATH", default=["fixtures"])
@@ -196,6 +208,18 @@ def cmd_probe(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from fusionlint.verify import Missing, run_verify
+
+    try:
+        return run_verify(args, _collect(args.paths))
+    except Missing as exc:
+        print(f"fusionlint: error: cannot verify on this machine: it needs {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
 def cmd_test_rules(args: argparse.Namespace) -> int:
     from fusionlint.rules.loader import load_rules
     from fusionlint.rules.selftest import annotated_files, check_fixture
@@ -237,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     from fusionlint.selection import SelectionError
 
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
-                "test-rules": cmd_test_rules, "probe": cmd_probe}
+                "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify}
     try:
         return handlers[args.command](args)
     except (UsageError, RulesetError, ConfigError, SelectionError, CompileDbError, BaselineError) as exc:

@@ -9,7 +9,10 @@ Each program prints ``EVIDENCE ...`` lines (protocol in fixtures/cublaslt/probe.
 harness writes ``<out>.json`` (machine-readable: the machine, library versions, and per
 program the build result, each cuBLAS call's status, numerical error, CUDA error state,
 TFLOP/s) and ``<out>.txt`` (the raw logs). Standard library only, so it runs where
-fusionlint's own dependencies are not installed; ``fusionlint verify`` reuses it.
+fusionlint's own dependencies are not installed. ``fusionlint verify`` builds and runs its
+generated probes through the same functions (:func:`run_all` with a :class:`Toolchain`) and
+names outcomes with the same words (:func:`describe`, :func:`kind_of`) as the rules'
+recorded ``evidence.observed`` (tools/fill_evidence.py).
 """
 from __future__ import annotations
 
@@ -28,10 +31,37 @@ from pathlib import Path
 NVCC_FLAGS = ["-std=c++17", "-O2", "-arch=sm_90a", "-lcublasLt", "-lcublas", "--expt-relaxed-constexpr",
               "-DNDEBUG"]
 EXTRA_INCLUDES_ENV = "FUSIONLINT_EVIDENCE_INCLUDES"  # e.g. the CUTLASS include dirs, ':'-separated
+BUILD_TIMEOUT = 900
+RUN_TIMEOUT = 300
+
+
+@dataclass
+class Toolchain:
+    """How to build a program: the compiler, include and library directories, link flags, time limits.
+    The default is what the evidence runs always used: ``nvcc`` from PATH linking cuBLAS(Lt)."""
+
+    nvcc: str = "nvcc"
+    include_dirs: list[str] = field(default_factory=list)
+    lib_dirs: list[str] = field(default_factory=list)  # also the run-time search path (rpath)
+    link: list[str] = field(default_factory=lambda: ["-lcublasLt", "-lcublas"])
+    arch: str = "sm_90a"
+    build_timeout: int = BUILD_TIMEOUT
+    run_timeout: int = RUN_TIMEOUT
+
+    def command(self, source: Path, exe: Path) -> list[str]:
+        flags = [f for f in NVCC_FLAGS if not f.startswith("-arch=") and not f.startswith("-lcublas")]
+        includes = [*self.include_dirs, *(d for d in os.environ.get(EXTRA_INCLUDES_ENV, "").split(":") if d)]
+        libs = [x for d in self.lib_dirs for x in (f"-L{d}", f"-Xlinker=-rpath={d}")]
+        return [self.nvcc, "-x", "cu", str(source), "-o", str(exe), *flags, f"-arch={self.arch}",
+                *(f"-I{d}" for d in includes), *libs, *self.link]
 
 _VERSION_PROGRAM = r"""
 #include <cstdio>
+#ifndef FUSIONLINT_NO_CUBLAS
 #include <cublasLt.h>
+#else
+static size_t cublasLtGetVersion() { return 0; }
+#endif
 #include <cuda_runtime.h>
 int main() {
   int rt = 0, drv = 0, dev = 0;
@@ -51,6 +81,7 @@ _CALL = re.compile(r"^EVIDENCE (?P<call>cublas\w+\(.*\)) (?P<status>CUBLAS_STATU
 _STEP = re.compile(r"^EVIDENCE step (?P<call>\S+) (?P<status>\S+)$")
 OK_STATUSES = {"CUBLAS_STATUS_SUCCESS", "Success", "kSuccess", "cudaSuccess"}
 _NUMERICS = re.compile(r"^EVIDENCE numerics (?P<verdict>ok|mismatch) max_abs_err=(?P<err>\S+)$")
+_NUMERICS_SKIPPED = re.compile(r"^EVIDENCE numerics skipped (?P<why>.*)$")
 _CUDA = re.compile(r"^EVIDENCE cuda (?P<error>\w+)$")
 _TFLOPS = re.compile(r"^EVIDENCE tflops (?P<tflops>[\d.]+) m=(?P<m>\d+) n=(?P<n>\d+) k=(?P<k>\d+)$")
 
@@ -65,14 +96,16 @@ class Outcome:
     cuda_errors: list[str] = field(default_factory=list)
     tflops: list[dict] = field(default_factory=list)
     log: str = ""
+    numerics_skipped: str = ""  # why D was not checked (no host reference for the epilogue)
 
     @property
     def works(self) -> bool:
-        """Every cuBLAS call succeeded, no CUDA error, and every numerical check matched."""
+        """Every cuBLAS call succeeded, no CUDA error, and every numerical check matched (or the
+        program said why it has none)."""
         return (self.build_rc == 0 and self.run_rc == 0 and bool(self.calls)
                 and all(c["status"] in OK_STATUSES for c in self.calls)
                 and all(e == "cudaSuccess" for e in self.cuda_errors)
-                and bool(self.numerics) and all(n["ok"] for n in self.numerics))
+                and (bool(self.numerics) or bool(self.numerics_skipped)) and all(n["ok"] for n in self.numerics))
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -96,6 +129,8 @@ def parse_output(source: str, build_rc: int, run_rc: int | None, log: str) -> Ou
             out.calls.append({"function": m["call"], "call": m["call"], "status": m["status"]})
         elif m := _NUMERICS.match(line):
             out.numerics.append({"ok": m["verdict"] == "ok", "max_abs_err": float(m["err"])})
+        elif m := _NUMERICS_SKIPPED.match(line):
+            out.numerics_skipped = m["why"].strip() or "no host reference"
         elif m := _CUDA.match(line):
             out.cuda_errors.append(m["error"])
         elif m := _TFLOPS.match(line):
@@ -113,9 +148,10 @@ def _run(cmd: list[str], timeout: int, env: dict | None = None) -> tuple[int | N
         return 127, f"cannot run {cmd[0]}: {exc}"
 
 
-def build(source: Path, exe: Path) -> tuple[int, str]:
-    includes = [f"-I{d}" for d in os.environ.get(EXTRA_INCLUDES_ENV, "").split(":") if d]
-    rc, log = _run(["nvcc", "-x", "cu", str(source), "-o", str(exe), *NVCC_FLAGS, *includes], timeout=900)
+def build(source: Path, exe: Path, toolchain: Toolchain | None = None) -> tuple[int, str]:
+    """nvcc ``source`` -> ``exe``; rc 124 when it ran past the toolchain's time limit."""
+    tc = toolchain or Toolchain()
+    rc, log = _run(tc.command(source, exe), timeout=tc.build_timeout)
     return (rc if rc is not None else 124), log
 
 
@@ -123,17 +159,21 @@ def _exe(source: Path, workdir: Path) -> Path:
     return workdir / (re.sub(r"\W", "_", str(source)) + ".bin")
 
 
-def run_built(source: Path, workdir: Path, timeout: int = 300) -> Outcome:
+def run_built(source: Path, workdir: Path, timeout: int = RUN_TIMEOUT) -> Outcome:
     env = dict(os.environ, CUBLASLT_LOG_LEVEL="1")
     run_rc, log = _run([str(_exe(source, workdir))], timeout, env)
     return parse_output(str(source), 0, run_rc, log)
 
 
-def machine(workdir: Path) -> dict:
+def machine(workdir: Path, toolchain: Toolchain | None = None) -> dict:
     info: dict = {}
     src, exe = workdir / "version.cu", workdir / "version.bin"
     src.write_text(_VERSION_PROGRAM)
-    rc, log = build(src, exe)
+    tc = toolchain or Toolchain()
+    rc, log = build(src, exe, tc)
+    if rc != 0:  # no cuBLAS here (a CUTLASS-only run): the GPU and CUDA versions alone
+        tc = Toolchain(tc.nvcc, [*tc.include_dirs], [*tc.lib_dirs], ["-DFUSIONLINT_NO_CUBLAS"], tc.arch, tc.build_timeout)
+        rc, log = build(src, exe, tc)
     if rc == 0:
         _, out = _run([str(exe)], 60)
         try:
@@ -142,26 +182,81 @@ def machine(workdir: Path) -> dict:
             info["version_probe"] = out[-500:]
     _, smi = _run(["nvidia-smi", "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"], 60)
     info["nvidia_smi"] = smi.strip()
-    _, nvcc = _run(["nvcc", "--version"], 60)
+    _, nvcc = _run([(toolchain or Toolchain()).nvcc, "--version"], 60)
     info["nvcc"] = nvcc.strip().splitlines()[-1] if nvcc.strip() else ""
     return info
 
 
-def run_all(sources: list[Path], jobs: int, serial: bool = False) -> tuple[dict, list[Outcome]]:
-    """Build in parallel; run in parallel, or one at a time (``serial``) for timings."""
+def run_all(sources: list[Path], jobs: int, serial: bool = False, toolchain: Toolchain | None = None,
+            workdir: Path | None = None) -> tuple[dict, list[Outcome]]:
+    """Build in parallel; run in parallel, or one at a time (``serial``) for timings. Executables go
+    to a temporary directory, or to ``workdir`` (kept) when given."""
+    tc = toolchain or Toolchain()
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        info = machine(work)
+        work = workdir or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        info = machine(Path(tmp), tc)
         with cf.ThreadPoolExecutor(jobs) as pool:
-            builds = dict(zip(sources, pool.map(lambda s: build(s, _exe(s, work)), sources)))
+            builds = dict(zip(sources, pool.map(lambda s: build(s, _exe(s, work), tc), sources)))
         runnable = [s for s in sources if builds[s][0] == 0]
         if serial:
-            ran = {s: run_built(s, work) for s in runnable}
+            ran = {s: run_built(s, work, tc.run_timeout) for s in runnable}
         else:
             with cf.ThreadPoolExecutor(jobs) as pool:
-                ran = dict(zip(runnable, pool.map(lambda s: run_built(s, work), runnable)))
+                ran = dict(zip(runnable, pool.map(lambda s: run_built(s, work, tc.run_timeout), runnable)))
     outcomes = [ran[s] if s in ran else Outcome(str(s), builds[s][0], log=clip_log(builds[s][1])) for s in sources]
     return info, outcomes
+
+
+# ---- naming outcomes (the words of the rules' evidence.observed, written by tools/fill_evidence.py) ----
+KINDS = ("works", "compile error", "status", "launch error", "numerics", "crash", "timeout")
+_STATIC_ASSERT = re.compile(r'static assertion failed with "([^"\\]+)')
+
+
+def describe(o: Outcome) -> str:
+    """One line: ``works, D matches the host reference``, ``compile error: <static_assert text>``,
+    ``<call> -> <status>``, ``all calls SUCCESS, then CUDA error <name>``, ``all calls SUCCESS but D is
+    wrong (max abs err <x>)``, or how the program died."""
+    if o.build_rc != 0:
+        if o.build_rc == 124:
+            return "build timed out"
+        m = _STATIC_ASSERT.search(o.log)
+        if m:
+            return f"compile error: {m.group(1).strip()}"
+        first = next((ln.strip() for ln in o.log.splitlines() if "error" in ln), "")
+        return f"build failed: {first[:200]}" if first else "build failed"
+    bad = next((c for c in o.calls if c["status"] not in OK_STATUSES), None)
+    if bad:
+        return f"{bad['function']} -> {bad['status']}"
+    if any(e != "cudaSuccess" for e in o.cuda_errors):
+        return f"all calls SUCCESS, then CUDA error {next(e for e in o.cuda_errors if e != 'cudaSuccess')}"
+    if o.numerics and not all(n["ok"] for n in o.numerics):
+        return f"all calls SUCCESS but D is wrong (max abs err {max(n['max_abs_err'] for n in o.numerics):g})"
+    if o.run_rc is None:
+        return "run timed out"
+    if o.works:
+        if o.numerics_skipped:
+            return f"works (D not checked: {o.numerics_skipped})"
+        return "works, D matches the host reference"
+    return f"crashed (exit status {o.run_rc})" if o.run_rc else "no result (the program printed no checks)"
+
+
+def kind_of(text: str) -> str:
+    """The kind of an outcome line from :func:`describe` or a rule's ``evidence.observed`` entry."""
+    t = text.strip()
+    if t.startswith("works"):
+        return "works"
+    if t.startswith(("compile error", "build failed")):
+        return "compile error"
+    if t.startswith(("build timed out", "run timed out")):
+        return "timeout"
+    if "CUDA error" in t:
+        return "launch error"
+    if "D is wrong" in t:
+        return "numerics"
+    if " -> " in t:
+        return "status"
+    return "crash"
 
 
 def write_record(out: Path, info: dict, outcomes: list[Outcome]) -> None:

@@ -4,7 +4,9 @@ The program replays the configuration — descriptor creation, every resolved at
 in program order (with the buffer type and size the user wrote, so a wrong size is replayed
 too), the four layouts, the preference — then runs the heuristic and the matmul on small
 random data and checks D against a host reference (``fusionlint_probe.h``). Values the front
-end could not resolve get small legal stand-ins, listed in the program's header comment.
+end could not resolve get small legal stand-ins, listed in the program's header comment; so do
+the layouts of a descriptor-only configuration (a descriptor set up in a file that never runs
+the GEMM), which get square matrices of the scale type.
 """
 from __future__ import annotations
 
@@ -107,16 +109,23 @@ def _scalar(scale_type: str, value: float) -> str:
 
 
 def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
-    """A probe program for ``cfg``, or None when its descriptor or layouts did not resolve."""
+    """A probe program for ``cfg``, or None when its descriptor or (outside a descriptor-only
+    configuration) its layouts did not resolve."""
     model = model or load_model()
-    if cfg.desc is None or any(cfg.layouts.get(m) is None for m in "ABD"):
+    if cfg.desc is None or (cfg.kind != "descriptor" and any(cfg.layouts.get(m) is None for m in "ABD")):
         return None
     subs: list[str] = []
+    all_subs = subs
     w = _Writer(model)
     desc_f = cfg.effective.get("matmul_desc", {})
     lay = {m: cfg.effective.get(f"layout_{m}") or cfg.effective.get("layout_D", {}) for m in "ABCD"}
     compute = _known(desc_f.get("COMPUTE_TYPE")) or "CUBLAS_COMPUTE_32F"
     scale = _known(desc_f.get("SCALE_TYPE")) or "CUDA_R_32F"
+    stand_in_type = scale if scale in ("CUDA_R_32F", "CUDA_R_16F", "CUDA_R_64F") else "CUDA_R_32F"
+    for m in "ABCD":
+        if cfg.layouts.get(m) is None and (m != "C" or cfg.layouts.get("D") is None):
+            subs.append(f"layout {m}: not in this configuration, using a {DEFAULT_DIM}x{DEFAULT_DIM} "
+                        f"column-major {stand_in_type} matrix")
     transa = _known(desc_f.get("TRANSA")) in ("CUBLAS_OP_T", "CUBLAS_OP_C")
     transb = _known(desc_f.get("TRANSB")) in ("CUBLAS_OP_T", "CUBLAS_OP_C")
     epilogue = str(_known(desc_f.get("EPILOGUE")) or "CUBLASLT_EPILOGUE_DEFAULT")
@@ -126,7 +135,9 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
     mats: dict[str, dict] = {}
     for i, m in enumerate("ABCD"):
         f = lay[m]
-        t = _known(f.get("TYPE")) or "CUDA_R_32F"
+        missing = cfg.layouts.get(m) is None and cfg.layouts.get("D") is None
+        subs, all_subs = ([] if missing else all_subs), all_subs
+        t = _known(f.get("TYPE")) or stand_in_type
         rows = _int(f.get("ROWS"), DEFAULT_DIM, f"{m} rows", subs)
         cols = _int(f.get("COLS"), DEFAULT_DIM, f"{m} cols", subs)
         row_major = _known(f.get("ORDER")) == "CUBLASLT_ORDER_ROW"
@@ -137,6 +148,7 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
         stride_arg = stride if batch > 1 else -1
         w.emit(f"ProbeMatrix {m} = probe_matrix({t}, {rows}, {cols}, {max(ld, 1)}, {i + 1}, "
                f"{'true' if row_major else 'false'}, {batch}, {stride_arg});")
+    subs = all_subs
     d = mats["D"]
     bias_len = d["cols"] if epilogue == "CUBLASLT_EPILOGUE_BGRADB" else d["rows"]
     bias_type = _known(desc_f.get("BIAS_DATA_TYPE"))
@@ -165,12 +177,12 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
         _replay_set(w, "desc", s, pointer_buffers)
     handles = {}
     for m in "ABCD":
-        layout_obj = cfg.layouts.get(m) or cfg.layouts["D"]
+        layout_obj = cfg.layouts.get(m) or cfg.layouts.get("D")
         handles[m] = f"l{m}"
         mm = mats[m]
         w.emit(f"cublasLtMatrixLayout_t l{m};")
         w.emit(f"PROBE(cublasLtMatrixLayoutCreate(&l{m}, {mm['type']}, {mm['rows']}, {mm['cols']}, {mm['ld']}));")
-        for s in layout_obj.sets:
+        for s in (layout_obj.sets if layout_obj is not None else []):
             _replay_set(w, f"l{m}", s, {})
     w.emit("const size_t workspace_size = 32u << 20;")
     w.emit("void *workspace = probe_workspace(workspace_size);")

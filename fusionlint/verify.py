@@ -1,0 +1,420 @@
+"""``fusionlint verify``: re-prove each extracted configuration's lint verdict on this machine's GPU.
+
+For every configuration fusionlint extracts from the files (cuBLASLt matmul, heuristic-only and
+descriptor-only configurations; CUTLASS 3.x and 2.x GEMMs) it
+
+1. lints that configuration alone (the findings the file's lint reports for it);
+2. generates a minimal standalone probe with exactly the extracted values
+   (:mod:`fusionlint.evidence.probegen`, :mod:`fusionlint.evidence.probegen_cutlass`), stand-ins
+   for what stayed unknown named in the probe's header;
+3. builds and runs the probes with the evidence harness (:mod:`fusionlint.evidence.harness`, the
+   code path that recorded the rules' H200 evidence) in a temporary directory, in parallel, with
+   a time limit;
+4. compares: a configuration with error findings must fail (compile error, a failing library
+   status, a CUDA error or a wrong D: the failures the rules' ``evidence.observed`` records), a
+   clean one must work (every status a success, D equal to the host reference).
+
+Exit status: 0 every verified configuration agrees, 1 some disagree, 2 no GPU / toolchain /
+library here (one line naming what is missing) or a usage error.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fusionlint.evidence import harness
+
+CUDA_ROOTS = ("/usr/local/cuda",)  # looked at after PATH and $CUDA_HOME/$CUDA_PATH/$CUDA_ROOT
+NOT_JUDGED = {"FL000", "FL001"}
+_CODE = re.compile(r"^(FL\d{3})$")
+
+
+class Missing(Exception):
+    """What this machine lacks to verify (one line)."""
+
+
+# ---- the machine -----------------------------------------------------------------------------------
+
+def find_nvcc() -> str | None:
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    roots = [os.environ[v] for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT") if os.environ.get(v)] + list(CUDA_ROOTS)
+    for root in roots:
+        nvcc = Path(root) / "bin" / "nvcc"
+        if nvcc.is_file() and os.access(nvcc, os.X_OK):
+            return str(nvcc)
+    return None
+
+
+def find_gpu() -> tuple[str | None, str]:
+    """(GPU name and compute capability, or None; why none)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None, "nvidia-smi not found"
+    try:
+        r = subprocess.run([smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"], capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"nvidia-smi failed: {exc}".splitlines()[0]
+    lines = [ln.strip() for ln in r.stdout.splitlines() if ln.strip()]
+    if r.returncode != 0 or not lines:
+        why = (r.stderr or r.stdout).strip().splitlines()
+        return None, f"nvidia-smi lists no GPU{': ' + why[0] if why else ''}"
+    return lines[0], ""
+
+
+def _lib_dirs_of(include: Path) -> list[Path]:
+    root = include.parent
+    return [root / "lib64", root / "lib", root / "targets" / "x86_64-linux" / "lib", root / "targets" / "sbsa-linux" / "lib"]
+
+
+def find_cublas(extra_lib_dirs: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """(include dirs, library dirs, link flags) for cuBLASLt, found as the front end finds its
+    headers (CUDA toolkit, then the nvidia-cublas wheel); raises Missing."""
+    from fusionlint.frontend import toolchain
+
+    cuda = toolchain._cuda_dirs()
+    includes = toolchain._cublas_dirs(cuda)
+    if not includes:
+        raise Missing("the cuBLAS headers (cublasLt.h: not in the CUDA toolkit or the nvidia-cublas package)")
+    candidates = [Path(d) for d in extra_lib_dirs] + [d for inc in includes for d in _lib_dirs_of(inc)]
+    candidates += [Path(d) for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    candidates += [Path("/usr/lib/x86_64-linux-gnu"), Path("/usr/lib64"), Path("/usr/lib/aarch64-linux-gnu")]
+    for d in candidates:
+        for lt, blas in (("libcublasLt.so", "libcublas.so"),):
+            if (d / lt).exists() and (d / blas).exists():
+                return [str(i) for i in includes], [str(d)], ["-lcublasLt", "-lcublas"]
+        versioned_lt = sorted(d.glob("libcublasLt.so.*")) if d.is_dir() else []
+        versioned = sorted(p for p in d.glob("libcublas.so.*")) if d.is_dir() else []
+        if versioned_lt and versioned:  # the wheel ships only versioned names
+            return ([str(i) for i in includes], [str(d)],
+                    [f"-Xlinker=-l:{versioned_lt[0].name}", f"-Xlinker=-l:{versioned[0].name}"])
+    raise Missing("the cuBLASLt library (libcublasLt.so: not next to the cuBLAS headers, in LD_LIBRARY_PATH or "
+                  "the system library directories)")
+
+
+def find_cutlass(include_dirs: list[str]) -> list[str]:
+    """Include dirs with cutlass/cutlass.h and cutlass/util/packed_stride.hpp (the user's -I dirs,
+    then the nvidia-cutlass package); raises Missing."""
+    from fusionlint.frontend import toolchain
+
+    dirs = [Path(d) for d in include_dirs] + list(toolchain._cutlass_dirs(toolchain._cuda_dirs()))
+    core = next((d for d in dirs if (d / "cutlass" / "cutlass.h").is_file()), None)
+    util = next((d for d in dirs if (d / "cutlass" / "util" / "packed_stride.hpp").is_file()), None)
+    if core is None:
+        raise Missing("the CUTLASS headers (cutlass/cutlass.h: pass -I DIR or install nvidia-cutlass)")
+    if util is None:
+        raise Missing("the CUTLASS util headers (cutlass/util/packed_stride.hpp in tools/util/include: pass -I DIR)")
+    return list(dict.fromkeys(str(d) for d in (core, util)))
+
+
+# ---- the lint side: configurations, their findings, their probes -------------------------------------
+
+@dataclass
+class Unit:
+    """One configuration to verify."""
+
+    path: str
+    line: int
+    library: str  # cublaslt | cutlass
+    kind: str  # matmul | heuristic | descriptor | CUTLASS 3.x GemmUniversalAdapter | ...
+    name: str
+    findings: list[dict] = field(default_factory=list)  # error findings of this configuration
+    probe_findings: list[str] | None = None  # codes of the probe's own lint (stand-ins only)
+    probe_name: str = ""
+    probe_source: str = ""
+    substitutions: list[str] = field(default_factory=list)
+    not_generated: str = ""
+    index: int = 0
+    probe: str = ""  # the probe file built
+    outcome: dict | None = None
+    observed: str = ""
+    observed_kind: str = ""
+    expected: str = ""  # fails | works
+    expected_kinds: list[str] = field(default_factory=list)
+    verdict_from: str = "source"  # source | probe (stand-ins changed the findings)
+    agree: bool | None = None
+    kind_agrees: bool | None = None
+
+    @property
+    def codes(self) -> list[str]:
+        if self.verdict_from == "probe" and self.probe_findings is not None:
+            return self.probe_findings
+        return sorted({f["code"] for f in self.findings})
+
+
+def _errors(findings) -> list[dict]:
+    return [f.to_dict() for f in findings if f.severity == "error" and f.code not in NOT_JUDGED]
+
+
+def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
+    from fusionlint.evidence import probegen
+    from fusionlint.facts import FileFacts
+    from fusionlint.rules.engine import run_rules
+
+    judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
+    units = []
+    for cfg in facts.configurations:
+        if cfg.kind == "heuristic" and cfg.loc in judged:
+            continue  # judged with its matmul
+        if cfg.kind == "descriptor" and any(c.desc is not None and cfg.desc is not None and c.desc.id == cfg.desc.id
+                                            for c in facts.configurations if c.kind != "descriptor"):
+            continue
+        # this configuration alone: its objects' attribute writes, its heuristic query
+        alone = [cfg] + [c for c in facts.configurations if c.kind == "heuristic" and cfg.kind == "matmul"
+                         and c.loc == cfg.heuristic_loc]
+        ids = {o.id for o in [cfg.desc, *cfg.layouts.values(), cfg.preference] if o is not None}
+        sets = [s for s in facts.attribute_sets if s.object_id in ids]
+        findings = run_rules(rules, FileFacts(facts.path, configurations=alone, attribute_sets=sets), arch)
+        unit = Unit(facts.path, cfg.site.line, "cublaslt", cfg.kind, f"cuBLASLt {cfg.kind} configuration",
+                    findings=_errors(findings), probe_name=f"{Path(facts.path).stem}_L{cfg.site.line}.cu")
+        probe = probegen.generate(cfg)
+        if probe is None:
+            unit.not_generated = "the descriptor or a layout did not resolve"
+        else:
+            unit.probe_source, unit.substitutions = probe.source, probe.substitutions
+        units.append(unit)
+    return units
+
+
+# CUTLASS stand-ins that do not change what the rules read
+_NEUTRAL_SUBS = ("problem size:", "mainloop carve-out:", "mainloop tiled_mma:")
+
+
+def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
+    from fusionlint.evidence import probegen_cutlass as pc
+    from fusionlint.facts import FileFacts
+    from fusionlint.rules.engine import run_rules
+
+    units = []
+    for g in facts.cutlass:
+        findings = run_rules(rules, FileFacts(facts.path, cutlass=[g]), arch)
+        name = f"CUTLASS {g.api} {g.kind} `{g.name}`" + (f" in {g.context}" if g.context else "")
+        line = (g.instantiated_at or g.loc).line
+        unit = Unit(facts.path, line, "cutlass", f"{g.api} {g.kind}", name, findings=_errors(findings),
+                    probe_name=pc.probe_name(g) + ".cu")
+        try:
+            probe = pc.generate(g, pc.literal_problem(text, g.name))
+            unit.probe_source, unit.substitutions = probe.source, probe.substitutions
+        except pc.NotGenerated as exc:
+            unit.not_generated = str(exc)
+        units.append(unit)
+    return units
+
+
+def _relint(unit: Unit, rules, options, arch: str, header: Path) -> None:
+    """Lint the probe itself when stand-ins went into it: that is the configuration that runs."""
+    from fusionlint.pipeline import check_file
+
+    if not unit.probe_source or not [s for s in unit.substitutions if not s.startswith(_NEUTRAL_SUBS)]:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(header, Path(tmp) / header.name)
+        path = Path(tmp) / unit.probe_name
+        path.write_text(unit.probe_source, encoding="utf-8")
+        result = check_file(path, rules, options, arch)
+    codes = sorted({f["code"] for f in _errors(result.findings)})
+    unit.probe_findings = codes
+    if codes != unit.codes:
+        unit.verdict_from = "probe"
+
+
+def analyse_file(path: str, include_dirs: list[str], defines: list[str], std: str, system_headers: bool,
+                 arch: str, rulesets: list[str]) -> tuple[list[dict], str]:
+    """Every configuration of one file as Unit dicts (probe source included); picklable for a pool."""
+    from fusionlint.evidence import probegen, probegen_cutlass
+    from fusionlint.frontend.parse import ParseOptions
+    from fusionlint.pipeline import SkipFile, extract_file
+    from fusionlint.rules.loader import load_rules
+
+    options = ParseOptions(include_dirs=include_dirs, defines=defines, std=std, use_system_headers=system_headers)
+    rules = load_rules(rulesets or None)
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        facts = extract_file(Path(path), options)
+    except SkipFile:
+        return [], ""
+    except Exception as exc:  # noqa: BLE001 - the file could not be checked: say so, go on
+        return [], f"{path}: not checked: {type(exc).__name__}: {exc}".splitlines()[0]
+    units = _cublaslt_units(facts, rules, arch) + _cutlass_units(facts, text, rules, arch)
+    for u in units:
+        header = probegen.probe_header() if u.library == "cublaslt" else probegen_cutlass.probe_header()
+        _relint(u, rules, options, arch, header)
+    note = f"{path}: part not checked: {'; '.join(facts.internal_errors)}" if facts.internal_errors else ""
+    return [asdict(u) for u in units], note
+
+
+# ---- what the rules' recorded evidence says a finding does ---------------------------------------------
+
+def recorded_kinds(rules) -> dict[str, list[str]]:
+    """Rule id -> the outcome kinds its failing fixtures showed on the device (``evidence.observed``)."""
+    out: dict[str, list[str]] = {}
+    for r in rules:
+        ev = r.evidence or {}
+        fail_stems = {Path(f).stem for f in ev.get("fail", [])}
+        observed = {}
+        for entry in re.split(r";\s+", ev.get("observed", "") or ""):
+            stem, sep, text = entry.partition(": ")
+            if sep:
+                observed[stem.strip()] = text.strip()
+        kinds = sorted({harness.kind_of(observed[s]) for s in fail_stems if s in observed})
+        out[r.id] = [k for k in kinds if k != "works"] or ["failure"]
+    return out
+
+
+def judge(unit: Unit, kinds: dict[str, list[str]]) -> None:
+    codes = unit.codes
+    unit.expected = "fails" if codes else "works"
+    unit.expected_kinds = sorted({k for c in codes for k in kinds.get(c, ["failure"])})
+    if unit.outcome is None:
+        return
+    works = unit.observed_kind == "works"
+    unit.agree = works == (unit.expected == "works")
+    unit.kind_agrees = unit.agree and (works or unit.observed_kind in unit.expected_kinds
+                                       or "failure" in unit.expected_kinds)
+
+
+# ---- the command -----------------------------------------------------------------------------------
+
+def _report_unit(u: Unit) -> list[str]:
+    head = f"[{u.index}] {u.path}:{u.line}: {u.name}"
+    if u.codes:
+        lint = f"error {', '.join(u.codes)} -> expected to fail ({' or '.join(u.expected_kinds)})"
+    else:
+        lint = "clean -> expected to work"
+    if u.verdict_from == "probe":
+        lint += f" [the probe's own lint: its stand-ins changed the findings (source: {', '.join(sorted({f['code'] for f in u.findings})) or 'clean'})]"
+    lines = [head, f"    lint:     {lint}"]
+    for s in u.substitutions:
+        lines.append(f"    stand-in: {s}")
+    if u.not_generated:
+        lines.append(f"    observed: not verified: no probe ({u.not_generated})")
+        return lines
+    lines.append(f"    observed: {u.observed}")
+    verdict = "yes" if u.agree else "NO"
+    if u.agree and u.expected == "fails" and not u.kind_agrees:
+        verdict += f" (it failed, but not as recorded: {u.observed_kind})"
+    lines.append(f"    agree:    {verdict}")
+    return lines
+
+
+def run_verify(args, files: list[Path]) -> int:
+    from fusionlint.evidence import probegen, probegen_cutlass
+    from fusionlint.rules.loader import load_rules
+
+    nvcc = find_nvcc()
+    gpu, why = find_gpu()
+    missing = []
+    if nvcc is None:
+        missing.append("nvcc, the CUDA compiler (not on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin)")
+    if gpu is None:
+        missing.append(f"an NVIDIA GPU ({why})")
+    if missing:
+        raise Missing(" and ".join(missing))
+    cap = gpu.rsplit(",", 1)[-1].strip()
+    if not cap.startswith("9."):
+        raise Missing(f"a Hopper GPU (compute capability 9.x; this one is {gpu}): the rules are for sm_90")
+
+    rules = load_rules(args.ruleset)
+    kinds = recorded_kinds(rules)
+    jobs = max(1, args.jobs or os.cpu_count() or 1)
+    work = [(str(f), list(args.include or []), list(args.define or []), args.std or "c++17",
+             not args.no_system_headers, args.arch, list(args.ruleset or [])) for f in files]
+    units: list[Unit] = []
+    notes: list[str] = []
+    if jobs == 1 or len(work) == 1:
+        results = [analyse_file(*w) for w in work]
+    else:
+        with cf.ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            results = list(pool.map(analyse_file, *zip(*work)))
+    for dicts, note in results:
+        units += [Unit(**d) for d in dicts]
+        if note:
+            notes.append(note)
+    for i, u in enumerate(units, 1):
+        u.index = i
+    if args.config:
+        wanted = set(args.config)
+        bad = sorted(n for n in wanted if not 1 <= n <= len(units))
+        if bad:
+            raise ValueError(f"--config {bad[0]}: there are {len(units)} configurations")
+        units = [u for u in units if u.index in wanted]
+    if not units:
+        print("fusionlint verify: no GEMM configurations found", file=sys.stderr)
+        return 0
+
+    include_dirs = list(args.include or [])
+    lib_dirs: list[str] = []
+    link: list[str] = []
+    if any(u.library == "cublaslt" and u.probe_source for u in units):
+        cub_inc, cub_lib, link = find_cublas([])
+        include_dirs += cub_inc
+        lib_dirs += cub_lib
+    if any(u.library == "cutlass" and u.probe_source for u in units):
+        include_dirs += find_cutlass(list(args.include or []))
+    tc = harness.Toolchain(nvcc=nvcc, include_dirs=list(dict.fromkeys(include_dirs)), lib_dirs=lib_dirs, link=link,
+                           arch=args.arch if args.arch.startswith("sm_") else "sm_90a",
+                           build_timeout=args.timeout, run_timeout=max(60, args.timeout // 2))
+
+    keep = Path(args.keep) if args.keep else None
+    with tempfile.TemporaryDirectory(prefix="fusionlint-verify-") as tmp:
+        probe_dir = keep / "probes" if keep else Path(tmp) / "probes"
+        probe_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy(probegen.probe_header(), probe_dir / probegen.probe_header().name)
+        shutil.copy(probegen_cutlass.probe_header(), probe_dir / probegen_cutlass.HEADER)
+        sources = []
+        for u in units:
+            if not u.probe_source:
+                continue
+            path = probe_dir / f"{u.index:03d}_{u.probe_name}"
+            path.write_text(u.probe_source, encoding="utf-8")
+            u.probe = str(path)
+            sources.append(path)
+        print(f"fusionlint verify: {len(units)} configurations in {len({u.path for u in units})} files; "
+              f"building {len(sources)} probes ({jobs} jobs, {tc.build_timeout}s each) on {gpu}", file=sys.stderr)
+        info, outcomes = harness.run_all(sources, jobs, toolchain=tc, workdir=keep / "bin" if keep else None)
+    by_source = {o.source: o for o in outcomes}
+    for u in units:
+        o = by_source.get(u.probe)
+        if o is not None:
+            u.outcome = o.to_dict()
+            u.observed = harness.describe(o)
+            u.observed_kind = harness.kind_of(u.observed)
+        judge(u, kinds)
+
+    lines = []
+    for u in units:
+        lines += _report_unit(u)
+    for n in notes:
+        lines.append(f"note: {n}")
+    verified = [u for u in units if u.agree is not None]
+    disagree = [u for u in verified if not u.agree]
+    summary = (f"{len(units)} configurations: {len(verified) - len(disagree)} agree, {len(disagree)} disagree, "
+               f"{len(units) - len(verified)} not verified")
+    machine = ", ".join(str(info[k]) for k in ("gpu", "compute_capability", "cublaslt_version", "nvcc") if info.get(k))
+    lines.append(f"machine: {machine or gpu}")
+    lines.append(summary)
+    print("\n".join(lines))
+    if args.json:
+        record = {"machine": info, "summary": {"configurations": len(units), "agree": len(verified) - len(disagree),
+                                               "disagree": len(disagree), "not_verified": len(units) - len(verified)},
+                  "configurations": [_unit_record(u) for u in units], "notes": notes}
+        Path(args.json).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 1 if disagree else 0
+
+
+def _unit_record(u: Unit) -> dict:
+    d = asdict(u)
+    d.pop("probe_source")
+    d["codes"] = u.codes
+    return d
