@@ -5,10 +5,23 @@ directory found on the machine first and fusionlint's stand-in headers last
 (``-idirafter``), so a real ``cublasLt.h`` always wins over the stand-in. A header that is
 found nowhere is replaced by an empty one and the file parsed again, so that one missing
 include does not hide the rest of the file (clang stops reporting after a fatal error).
+
+Precompiled preambles (``ParseOptions.pch_dir``): the leading ``#include`` lines of a file
+(its *preamble*; only blank lines, comments and ``#pragma once`` may sit between them) are
+compiled once into a PCH, as a header in the file's own directory with the same arguments;
+the file is then parsed with ``-include-pch`` and those lines blanked (line and column
+numbers unchanged). The PCH is keyed by the preamble text, the directory, the arguments and
+the versions, and used only while every header it read hashes the same. It is built the
+second time a preamble is seen (by another file, or by a later run after the file changed),
+so a one-off parse never pays for it, and only for preambles that pull in many headers. Any
+doubt — errors on the preamble lines, a PCH libclang does not accept — means a normal parse.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -45,6 +58,7 @@ class ParseOptions:
     extra_args: list[str] = field(default_factory=list)
     std: str = "c++17"
     use_system_headers: bool = True
+    pch_dir: str | None = None  # where precompiled preambles live; None: no PCH
 
 
 @dataclass
@@ -55,6 +69,8 @@ class ParsedUnit:
     diagnostics: list[Diagnostic]
     missing_headers: list[str]
     header_mode: dict[str, str]
+    includes: list[str] = field(default_factory=list)  # the real files the parse read (include closure)
+    pch: str | None = None  # "used" when parsed with a precompiled preamble
 
     def main_file_errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity in ("error", "fatal") and d.path == str(self.path)]
@@ -135,24 +151,303 @@ def _diagnostics(tu: ci.TranslationUnit) -> list[Diagnostic]:
     return out
 
 
-def parse_file(path: Path | str, options: ParseOptions | None = None, text: str | None = None) -> ParsedUnit:
-    """Parse one source file. Raises ``clang.cindex.TranslationUnitLoadError`` on a libclang failure."""
-    path = Path(path)
-    options = options or ParseOptions()
-    args, mode = build_args(path, options)
+def _unsaved_base() -> list[tuple[str, str]]:
     unsaved = [(f"{STUB_DIR}/{name}", body) for name, body in stand_in_headers().items()]
     unsaved.append((PRELUDE, _prelude_text()))
-    if text is not None:
-        unsaved.append((str(path), text))
-    missing: list[str] = []
+    return unsaved
+
+
+def _missing_stand_ins(missing: list[str]) -> list[tuple[str, str]]:
+    return [(f"{MISSING_DIR}/{name}", f"/* fusionlint: '{name}' was not found; empty stand-in */\n")
+            for name in missing]
+
+
+def _parse_rounds(path: str, args: list[str], unsaved: list[tuple[str, str]],
+                  missing: list[str] | None = None) -> tuple[ci.TranslationUnit, list[Diagnostic], list[str]]:
+    """Parse, replacing headers found nowhere with empty ones and parsing again (a few rounds)."""
+    missing = list(missing or [])
     for _ in range(_MAX_MISSING_ROUNDS):
-        extra = [(f"{MISSING_DIR}/{name}", f"/* fusionlint: '{name}' was not found; empty stand-in */\n")
-                 for name in missing]
-        tu = _index().parse(str(path), args=args, unsaved_files=unsaved + extra)
+        tu = _index().parse(path, args=args, unsaved_files=unsaved + _missing_stand_ins(missing))
         diags = _diagnostics(tu)
         new = [m.group("name") for d in diags if (m := _NOT_FOUND.match(d.message))]
         new = [n for n in dict.fromkeys(new) if n not in missing and not n.startswith("/")]
         if not new:
             break
         missing += new
-    return ParsedUnit(path=path, tu=tu, args=args, diagnostics=diags, missing_headers=missing, header_mode=mode)
+    return tu, diags, missing
+
+
+def _real_includes(tu: ci.TranslationUnit) -> list[str]:
+    out = []
+    for inc in tu.get_includes():
+        name = inc.include.name if inc.include is not None else ""
+        if name and not is_virtual(name):
+            out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def parse_file(path: Path | str, options: ParseOptions | None = None, text: str | None = None) -> ParsedUnit:
+    """Parse one source file. Raises ``clang.cindex.TranslationUnitLoadError`` on a libclang failure."""
+    path = Path(path)
+    options = options or ParseOptions()
+    args, mode = build_args(path, options)
+    unsaved = _unsaved_base()
+    unit = None
+    if options.pch_dir and text is not None:
+        try:
+            unit = _parse_with_pch(path, args, mode, unsaved, text, Path(options.pch_dir))
+        except ci.TranslationUnitLoadError:
+            unit = None
+    if unit is None:
+        if text is not None:
+            unsaved.append((str(path), text))
+        tu, diags, missing = _parse_rounds(str(path), args, unsaved)
+        unit = ParsedUnit(path=path, tu=tu, args=args, diagnostics=diags, missing_headers=missing,
+                          header_mode=mode, includes=_real_includes(tu))
+        if options.pch_dir and text is not None:
+            _note_preamble(path, args, text, Path(options.pch_dir), len(unit.includes))
+    global last_unit_record
+    last_unit_record = {"path": str(path), "includes": unit.includes, "missing": unit.missing_headers,
+                        "args": args, "pch": unit.pch}
+    return unit
+
+
+# The last parse's include closure and missing headers, for the result cache (one file at a time).
+last_unit_record: dict | None = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Precompiled preambles
+
+PREAMBLE_NAME = "__fusionlint_preamble__.h"
+PCH_MIN_INCLUDES = 20  # a preamble that reads fewer headers parses faster than a PCH loads and pays off
+_PCH_LOCK_AGE = 600.0
+_PRE_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:<[^>\n]*>|"[^"\n]*")[ \t]*(?://.*)?$')
+_PRAGMA_ONCE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+once[ \t]*(?://.*)?$")
+_PCH_TROUBLE = re.compile(r"precompiled header|PCH file|AST file|module file", re.I)
+
+
+@dataclass(frozen=True)
+class Preamble:
+    lines: tuple[int, ...]  # 0-based indexes of the moved #include lines
+    header: str  # what the PCH is made of: those lines
+    body: str  # the file with those lines blanked
+
+
+def split_preamble(text: str) -> Preamble | None:
+    """The leading ``#include`` lines of a file, or None when it has none. Stops at the first line
+    that is not blank, a comment, ``#pragma once`` or a plain ``#include <...>``/``"..."``."""
+    lines = text.split("\n")
+    moved: list[int] = []
+    in_block = False
+    for i, raw in enumerate(lines):
+        line = raw.rstrip("\r")
+        if line.endswith("\\"):
+            break
+        if in_block:
+            end = line.find("*/")
+            if end < 0:
+                continue
+            in_block = False
+            rest = line[end + 2:].strip()
+            if rest and not rest.startswith("//"):
+                break
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        if stripped.startswith("/*"):
+            end = stripped.find("*/", 2)
+            if end < 0:
+                in_block = True
+                continue
+            rest = stripped[end + 2:].strip()
+            if rest and not rest.startswith("//"):
+                break
+            continue
+        if _PRAGMA_ONCE.match(line):
+            continue
+        if _PRE_INCLUDE.match(line):
+            moved.append(i)
+            continue
+        break
+    if not moved:
+        return None
+    header = "\n".join(lines[i].rstrip("\r") for i in moved) + "\n"
+    body_lines = list(lines)
+    for i in moved:
+        body_lines[i] = ""
+    return Preamble(tuple(moved), header, "\n".join(body_lines))
+
+
+def _pch_args(args: list[str]) -> list[str]:
+    """The file's arguments for compiling its preamble as a header."""
+    out = list(args)
+    i = out.index("-x")
+    if out[i + 1] == "c++":
+        out[i + 1] = "c++-header"
+    return out
+
+
+def _pch_key(path: Path, args: list[str], pre: Preamble) -> str:
+    from fusionlint import cache
+
+    return cache.digest("pch", cache.fusionlint_key(), cache.libclang_key(), os.getcwd(), args,
+                        str(path.parent.absolute()), pre.header)
+
+
+def _note_preamble(path: Path, args: list[str], text: str, pch_dir: Path, n_includes: int) -> None:
+    """After a normal parse: remember that this preamble was seen (so the next sighting builds a PCH)."""
+    pre = split_preamble(text)
+    if pre is None:
+        return
+    from fusionlint import cache
+
+    meta_path = pch_dir / f"{_pch_key(path, args, pre)}.json"
+    if cache.read_json(meta_path) is None:
+        cache.write_atomic(meta_path, json.dumps({"seen": time.time(), "n_includes": n_includes}).encode())
+
+
+def _lock(path: Path) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        os.close(fd)
+        return True
+    except FileExistsError:
+        try:
+            if time.time() - path.stat().st_mtime > _PCH_LOCK_AGE:  # a builder that died
+                path.unlink()
+                return _lock(path)
+        except OSError:
+            pass
+        return False
+    except OSError:
+        return False
+
+
+def _build_pch(path: Path, key: str, args: list[str], unsaved: list[tuple[str, str]], pre: Preamble,
+               pch_dir: Path) -> dict | None:
+    """Compile the preamble into ``<key>.pch`` and return its record (None: not possible here)."""
+    from fusionlint import cache
+
+    header_path = str(path.parent.absolute() / PREAMBLE_NAME)
+    lock = pch_dir / f"{key}.lock"
+    if not _lock(lock):
+        return None  # another process is building it: parse normally meanwhile
+    try:
+        since = time.time()
+        tu, diags, missing = _parse_rounds(header_path, _pch_args(args), unsaved + [(header_path, pre.header)])
+        if any(d.path == header_path and d.severity in ("error", "fatal") for d in diags):
+            return None
+        inclusions = []
+        for inc in tu.get_includes():
+            src = inc.source.name if inc.source is not None else ""
+            tgt = inc.include.name if inc.include is not None else ""
+            inclusions.append([src, tgt, inc.depth])
+        includes = _real_includes(tu)
+        deps = cache.dependencies(includes, since)
+        if deps is None:
+            return None
+        pch_file = pch_dir / f"{key}.pch"
+        tmp = pch_dir / f"{cache._TMP_PREFIX}{key}-{os.getpid()}.pch"
+        try:
+            tu.save(str(tmp))
+            os.replace(tmp, pch_file)
+        except (ci.TranslationUnitSaveError, OSError):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            return None
+        del tu
+        record = {"key": key, "pch": pch_file.name, "deps": deps, "missing": missing,
+                  "absent": cache.absent_candidates(missing, str(path), args, includes),
+                  "diagnostics": [[d.severity, d.path, d.line, d.column, d.message] for d in diags],
+                  "inclusions": inclusions, "header": header_path}
+        cache.write_atomic(pch_dir / f"{key}.json", json.dumps(record).encode())
+        return record
+    finally:
+        try:
+            lock.unlink()
+        except OSError:
+            pass
+
+
+def _parse_with_pch(path: Path, args: list[str], mode: dict[str, str], unsaved: list[tuple[str, str]],
+                    text: str, pch_dir: Path) -> ParsedUnit | None:
+    """The file parsed with its precompiled preamble, or None (parse it normally)."""
+    from fusionlint import cache
+
+    pre = split_preamble(text)
+    if pre is None:
+        return None
+    key = _pch_key(path, args, pre)
+    meta_path = pch_dir / f"{key}.json"
+    meta = cache.read_json(meta_path)
+    if meta is None:
+        return None  # first sighting: the normal parse notes it
+    pch_file = pch_dir / f"{key}.pch"
+    usable = meta.get("key") == key and pch_file.is_file() and \
+        cache._still_valid(meta.get("deps"), meta.get("absent"))
+    if not usable:
+        if meta.get("key") is None and int(meta.get("n_includes", 0)) < PCH_MIN_INCLUDES:
+            return None
+        meta = _build_pch(path, key, args, unsaved, pre, pch_dir)
+        if meta is None:
+            return None
+    header_path = meta["header"]
+    main_args = list(args)
+    if "-include" in main_args and PRELUDE in main_args:  # the PCH holds the prelude already
+        i = main_args.index(PRELUDE)
+        del main_args[i - 1:i + 1]
+    main_args += ["-include-pch", str(pch_file)]
+    pch_missing = list(meta.get("missing", []))
+    base = unsaved + [(header_path, pre.header), (str(path), pre.body)] + _missing_stand_ins(pch_missing)
+    tu, diags, missing = _parse_rounds(str(path), main_args, base)
+    if any(_PCH_TROUBLE.search(d.message) for d in diags):
+        try:  # libclang rejected it (e.g. a header touched since): rebuilt on the next sighting
+            pch_file.unlink()
+        except OSError:
+            pass
+        return None
+
+    def remap(d: list) -> Diagnostic:
+        severity, dpath, line, column, message = d
+        if dpath == header_path and 0 < line <= len(pre.lines):
+            return Diagnostic(severity, str(path), pre.lines[line - 1] + 1, column, message)
+        return Diagnostic(severity, dpath, line, column, message)
+
+    inclusions = []
+    for src, tgt, depth in meta.get("inclusions", []):
+        inclusions.append(ci.FileInclusion(_NamedFile(str(path) if src == header_path else src),
+                                           _NamedFile(tgt), None, depth))
+    tu.__class__ = _PchTranslationUnit
+    tu._pch_inclusions = inclusions
+    includes = [d[0] for d in meta["deps"]] + [n for n in _real_includes(tu) if n != str(pch_file)]
+    return ParsedUnit(path=path, tu=tu, args=args, diagnostics=[remap(d) for d in meta.get("diagnostics", [])] + diags,
+                      missing_headers=list(dict.fromkeys(pch_missing + missing)), header_mode=mode,
+                      includes=list(dict.fromkeys(includes)), pch="used")
+
+
+class _NamedFile:
+    """A file known by name only (an inclusion recorded when the PCH was built)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<File: {self.name}>"
+
+
+class _PchTranslationUnit(ci.TranslationUnit):
+    """A translation unit parsed with a precompiled preamble: ``get_includes`` also lists the
+    inclusions inside the PCH, as a parse without it would."""
+
+    _pch_inclusions: list = []
+
+    def get_includes(self):
+        return iter([*self._pch_inclusions, *super().get_includes()])

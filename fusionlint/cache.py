@@ -1,0 +1,317 @@
+"""On-disk cache of per-file results (and the home of the precompiled headers).
+
+A file's entry is found by a key over everything that can change what the pipeline reports
+for it before selection and suppression: the file's bytes, its path and the working
+directory, the effective compiler arguments, the target arch, the rules (their full
+contents), fusionlint's version and code (which covers the stand-in headers it supplies),
+and libclang's version. An entry records the include closure libclang reported (each header
+with a hash of its bytes) and the headers that were found nowhere; it is used only while
+every header still hashes the same and none of the missing ones has appeared.
+
+Layout: ``<dir>/v1/results/<2 hex>/<key>.json``, ``<dir>/v1/pch/<key>.pch|.json``,
+``<dir>/v1/rules/<key>.json``. Every file is written to a temporary name and renamed
+(``os.replace``), so parallel runs never see a half-written entry; an entry that does not
+parse is ignored. The directory is bounded (``FUSIONLINT_CACHE_SIZE_MB``, default 2048): after a
+run that wrote something, the least recently used files go first.
+
+Where: ``--cache-dir DIR``, else ``FUSIONLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/fusionlint``,
+else ``~/.cache/fusionlint``. ``--no-cache`` turns it off.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+
+from fusionlint import __version__
+from fusionlint.findings import Finding, Related
+
+FORMAT = "v1"
+DEFAULT_SIZE_MB = 2048
+_TMP_PREFIX = ".tmp-"
+
+
+def default_dir() -> Path:
+    if os.environ.get("FUSIONLINT_CACHE_DIR"):
+        return Path(os.environ["FUSIONLINT_CACHE_DIR"])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "fusionlint"
+
+
+def digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def fusionlint_key() -> str:
+    """fusionlint's version and a hash of its own files (code, API model, stand-in headers), so a
+    changed checkout never reuses results of the old code."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256(__version__.encode())
+    for p in sorted(root.rglob("*")):
+        if p.suffix in (".py", ".yaml", ".json", ".h") and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(root)).encode())
+            try:
+                h.update(p.read_bytes())
+            except OSError:
+                pass
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def libclang_key() -> str:
+    """libclang's distribution version and the identity of the shared library (not loaded here)."""
+    parts: list[object] = []
+    try:
+        from importlib.metadata import version
+
+        parts.append(version("libclang"))
+    except Exception:  # noqa: BLE001 - a libclang not installed as a distribution
+        parts.append("?")
+    try:
+        import clang.cindex as ci
+
+        name = ci.conf.get_filename()
+        st = os.stat(name) if os.path.isabs(name) else None
+        parts += [name, st.st_size if st else None, st.st_mtime_ns if st else None]
+    except Exception:  # noqa: BLE001
+        parts.append("?")
+    return digest(*parts)
+
+
+class FileHashes:
+    """Content hashes of files, remembered while a file's stat is unchanged (one read per run)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple, str | None] = {}
+
+    def __call__(self, path: str) -> str | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        key = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+        if key not in self._memo:
+            try:
+                with open(path, "rb") as f:
+                    self._memo[key] = hashlib.sha256(f.read()).hexdigest()
+            except OSError:
+                self._memo[key] = None
+        return self._memo[key]
+
+
+file_hash = FileHashes()
+
+
+# -- findings <-> JSON -----------------------------------------------------------------------
+def finding_from_dict(d: dict) -> Finding:
+    return Finding(d["code"], d["name"], d["severity"], d["path"], d["line"], d["column"], d["message"],
+                   d.get("fix", ""), tuple(Related(r["path"], r["line"], r["column"], r["message"])
+                                         for r in d.get("related", ())))
+
+
+def findings_to_json(findings: list[Finding]) -> list[dict] | None:
+    """JSON form of findings, or None when it would not read back identical."""
+    data = [f.to_dict() for f in findings]
+    try:
+        back = [finding_from_dict(d) for d in json.loads(json.dumps(data))]
+    except (TypeError, ValueError, KeyError):
+        return None
+    return data if back == list(findings) else None
+
+
+# -- atomic files ------------------------------------------------------------------------------
+def write_atomic(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` through a temporary file and a rename; False when it failed."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return True
+    except OSError:
+        return False
+
+
+def read_json(path: Path) -> dict | None:
+    """A JSON object written by this module, or None (absent, unreadable, corrupt)."""
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    try:
+        os.utime(path)  # least recently used goes first
+    except OSError:
+        pass
+    return data
+
+
+def _still_valid(deps: object, absent: object) -> bool:
+    """Every recorded header still hashes the same and none of the missing ones appeared."""
+    if not isinstance(deps, list) or not isinstance(absent, list):
+        return False
+    for item in deps:
+        if not (isinstance(item, list) and len(item) == 2) or file_hash(str(item[0])) != item[1]:
+            return False
+    return not any(os.path.exists(str(p)) for p in absent)
+
+
+def dependencies(paths: list[str], since: float) -> list[list[str]] | None:
+    """[[path, hash]] of the headers a parse read, or None when one cannot be read or was modified
+    after ``since`` (the parse may have seen another version: not cached)."""
+    out = []
+    for p in dict.fromkeys(paths):
+        try:
+            if os.stat(p).st_mtime > since - 1:
+                return None
+        except OSError:
+            return None
+        h = file_hash(p)
+        if h is None:
+            return None
+        out.append([p, h])
+    return out
+
+
+def absent_candidates(missing: list[str], main: str, args: list[str], deps: list[str]) -> list[str]:
+    """Where each header found nowhere could appear: the including directories and every include
+    directory of the parse (a header created there later invalidates the entry)."""
+    if not missing:
+        return []
+    from fusionlint.prefilter import DEFAULT_DIRS, search_dirs
+
+    dirs = [os.path.dirname(os.path.abspath(main)), *search_dirs(args), *DEFAULT_DIRS,
+            *sorted({os.path.dirname(d) for d in deps})]
+    dirs = list(dict.fromkeys(dirs))
+    return [os.path.join(d, m) for m in missing for d in dirs]
+
+
+# -- the cache ----------------------------------------------------------------------------------
+@dataclasses.dataclass
+class CachedResult:
+    findings: list[Finding]
+    error: str | None = None
+    skipped: str | None = None
+
+
+class Cache:
+    def __init__(self, root: Path, size_mb: int | None = None) -> None:
+        self.root = Path(root)
+        self.base = self.root / FORMAT
+        env = os.environ.get("FUSIONLINT_CACHE_SIZE_MB", "")
+        self.max_bytes = (size_mb if size_mb is not None else int(env) if env.isdigit() else DEFAULT_SIZE_MB) << 20
+        self.wrote = False
+        self.hits = self.misses = 0
+
+    @property
+    def pch_dir(self) -> Path:
+        return self.base / "pch"
+
+    def _result_path(self, key: str) -> Path:
+        return self.base / "results" / key[:2] / f"{key}.json"
+
+    def lookup(self, key: str) -> CachedResult | None:
+        data = read_json(self._result_path(key))
+        result = None
+        if data is not None and data.get("key") == key and _still_valid(data.get("deps"), data.get("absent")):
+            try:
+                r = data["result"]
+                result = CachedResult([finding_from_dict(d) for d in r["findings"]], r.get("error"), r.get("skipped"))
+            except (KeyError, TypeError, ValueError):
+                result = None
+        if result is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return result
+
+    def store(self, key: str, findings: list[Finding], deps: list[list[str]], absent: list[str]) -> bool:
+        data = findings_to_json(findings)
+        if data is None:
+            return False
+        entry = {"key": key, "deps": deps, "absent": absent, "created": time.time(),
+                 "result": {"findings": data, "error": None, "skipped": None}}
+        ok = write_atomic(self._result_path(key), json.dumps(entry).encode("utf-8"))
+        self.wrote |= ok
+        return ok
+
+    # -- rules: loading the YAML rulesets costs more than a small file's parse ---------------
+    def load_rules(self, key: str) -> list | None:
+        from fusionlint.rules.loader import Rule
+
+        data = read_json(self.base / "rules" / f"{key}.json")
+        if data is None or data.get("key") != key:
+            return None
+        try:
+            return [_rule_from_dict(Rule, d) for d in data["rules"]]
+        except (KeyError, TypeError):
+            return None
+
+    def store_rules(self, key: str, rules: list) -> None:
+        from fusionlint.rules.loader import Rule
+
+        data = [dataclasses.asdict(r) for r in rules]
+        try:
+            if [_rule_from_dict(Rule, d) for d in json.loads(json.dumps(data))] != list(rules):
+                return
+        except (TypeError, ValueError):
+            return
+        self.wrote |= write_atomic(self.base / "rules" / f"{key}.json",
+                                   json.dumps({"key": key, "rules": data}).encode("utf-8"))
+
+    # -- size bound ---------------------------------------------------------------------------
+    def evict(self) -> None:
+        """Remove least recently used files beyond the size bound, and stale temporary files."""
+        files = []
+        now = time.time()
+        for dirpath, _dirs, names in os.walk(self.base):
+            for n in names:
+                p = os.path.join(dirpath, n)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                if n.startswith(_TMP_PREFIX) or n.endswith(".lock"):
+                    if now - st.st_mtime > 3600:
+                        _unlink(p)
+                    continue
+                files.append((st.st_mtime, st.st_size, p))
+        total = sum(s for _, s, _ in files)
+        if total <= self.max_bytes:
+            return
+        for _, size, p in sorted(files):
+            if total <= self.max_bytes * 0.8:
+                break
+            _unlink(p)
+            total -= size
+
+
+def _unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except OSError:
+        pass
+
+
+def _rule_from_dict(cls, d: dict):
+    d = dict(d)
+    d["references"] = tuple(d["references"])
+    d["arch"] = tuple(d["arch"])
+    return cls(**d)

@@ -1,0 +1,157 @@
+"""Pre-filter: which files cannot hold a cuBLASLt or CUTLASS configuration, decided without libclang.
+
+A file is *relevant* (parsed) when its bytes contain a token of either API (``cublasLt``,
+``cutlass``, ``cute``, ``CollectiveBuilder``, ``GemmUniversal``…), when a macro given on the
+command line does, when it has a computed ``#include MACRO``, or when a header it includes —
+transitively, looked up in the including file's directory and every include directory of the
+parse (``-I``/``-isystem``/``-iquote``/``-idirafter``, the real CUDA/cuBLAS/CUTLASS dirs,
+``/usr/include``, ``/usr/local/include``), and including ``-include`` files — is relevant.
+A header found in none of them is not: libclang would replace it with an empty stand-in.
+
+When in doubt the answer is "relevant": an unreadable file, binary content, a file larger
+than the scan limit. Only the standard C++ library directories of the compiler are not
+looked into (they never name these APIs). Tokens inside comments count.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+
+# Spellings through which the front ends find a GEMM: cuBLASLt calls and types, the cutlass/cute
+# namespaces and include paths, and the CUTLASS class templates by name.
+TOKENS = re.compile(rb"(?i:cublaslt)|(?i:cutlass)|\bcute\b|Collective(?:Builder|Mma)|GemmUniversal")
+_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?:\"([^\"\n]*)\"|<([^>\n]*)>|(\S))",
+                      re.M)
+_MAX_BYTES = 64 << 20
+DEFAULT_DIRS = ("/usr/include", "/usr/local/include")
+
+
+def search_dirs(args: Iterable[str]) -> tuple[str, ...]:
+    """Include directories named in compiler arguments (``-I DIR``, ``-IDIR``, ``-isystem``…)."""
+    out: list[str] = []
+    args = list(args)
+    i = 0
+    while i < len(args):
+        a = args[i]
+        for flag in ("-I", "-isystem", "-iquote", "-idirafter"):
+            if a == flag and i + 1 < len(args):
+                out.append(args[i + 1])
+                i += 1
+                break
+            if a.startswith(flag) and len(a) > len(flag):
+                out.append(a[len(flag):])
+                break
+        i += 1
+    return tuple(d for d in dict.fromkeys(out) if not d.startswith("/__fusionlint__"))
+
+
+def forced_includes(args: Iterable[str]) -> tuple[str, ...]:
+    args = list(args)
+    return tuple(args[i + 1] for i, a in enumerate(args[:-1]) if a == "-include"
+                 and not args[i + 1].startswith("/__fusionlint__"))
+
+
+class Prefilter:
+    """Decides relevance for many files, sharing what it learnt about headers between them."""
+
+    def __init__(self) -> None:
+        self._direct: dict[str, tuple[bool, tuple]] = {}  # real path -> (token hit, includes)
+        self._closure: dict[tuple[str, tuple[str, ...]], bool] = {}  # (header, dirs) -> relevant
+        self._resolved: dict[tuple, tuple[str, ...]] = {}
+
+    # -- one file's own bytes --------------------------------------------------------------
+    def _scan(self, path: str) -> tuple[bool, tuple]:
+        """(relevant by itself, its includes as (quoted, name) pairs); doubt reads as relevant."""
+        if path in self._direct:
+            return self._direct[path]
+        try:
+            with open(path, "rb") as f:
+                data = f.read(_MAX_BYTES + 1)
+        except OSError:
+            data = None
+        if data is None or len(data) > _MAX_BYTES or b"\x00" in data[:8192]:
+            result: tuple[bool, tuple] = (True, ())
+        elif TOKENS.search(data):
+            result = (True, ())
+        else:
+            includes = []
+            hit = False
+            for m in _INCLUDE.finditer(data):
+                if m.group(3) is not None:  # #include MACRO: cannot tell without preprocessing
+                    hit = True
+                    break
+                quoted = m.group(1) is not None
+                includes.append((quoted, (m.group(1) if quoted else m.group(2)).decode("utf-8", "replace").strip()))
+            result = (hit, tuple(includes))
+        self._direct[path] = result
+        return result
+
+    def _resolve(self, includer_dir: str, quoted: bool, name: str, dirs: tuple[str, ...]) -> tuple[str, ...]:
+        """Every file the include could name (all candidates, not just clang's first: conservative)."""
+        key = (includer_dir if quoted else "", name, dirs)
+        if key in self._resolved:
+            return self._resolved[key]
+        found = []
+        if os.path.isabs(name):
+            candidates = [name]
+        else:
+            candidates = ([includer_dir] if quoted else []) + list(dirs)
+            candidates = [os.path.join(d, name) for d in candidates]
+        for c in candidates:
+            if os.path.isfile(c):
+                found.append(os.path.realpath(c))
+        result = tuple(dict.fromkeys(found))
+        self._resolved[key] = result
+        return result
+
+    def _header_relevant(self, header: str, dirs: tuple[str, ...]) -> bool:
+        """Whether ``header`` or anything it includes, transitively, is relevant (exact: a full walk)."""
+        key = (header, dirs)
+        if key in self._closure:
+            return self._closure[key]
+        seen = {header}
+        todo = [header]
+        result = False
+        while todo and not result:
+            h = todo.pop()
+            hit, includes = self._scan(h)
+            if hit:
+                result = True
+                break
+            base = os.path.dirname(h)
+            for quoted, name in includes:
+                for target in self._resolve(base, quoted, name, dirs):
+                    known = self._closure.get((target, dirs))
+                    if known:
+                        result = True
+                        break
+                    if known is None and target not in seen:
+                        seen.add(target)
+                        todo.append(target)
+                if result:
+                    break
+        self._closure[key] = result
+        return result
+
+    # -- entry point -----------------------------------------------------------------------
+    def relevant(self, path: str, args: Iterable[str], defines: Iterable[str] = ()) -> bool:
+        """Whether ``path`` may hold a configuration given these compiler arguments."""
+        if any(TOKENS.search(d.encode("utf-8", "replace")) for d in defines):
+            return True
+        args = list(args)
+        dirs = search_dirs(args) + tuple(d for d in DEFAULT_DIRS if os.path.isdir(d))
+        real = os.path.realpath(path)
+        hit, includes = self._scan(real)
+        if hit:
+            return True
+        base = os.path.dirname(real)
+        forced = [(False, f) for f in forced_includes(args)]
+        for f in forced_includes(args):  # -include FILE is looked up in the working directory first
+            if os.path.isfile(f) and self._header_relevant(os.path.realpath(f), dirs):
+                return True
+        for quoted, name in [*includes, *forced]:
+            for target in self._resolve(base, quoted, name, dirs):
+                if target != real and self._header_relevant(target, dirs):
+                    return True
+        return False
