@@ -66,14 +66,8 @@ def fusionlint_key() -> str:
 
 @lru_cache(maxsize=1)
 def libclang_key() -> str:
-    """libclang's distribution version and the identity of the shared library (not loaded here)."""
+    """The identity of libclang's shared library (path, size, modification time; not loaded here)."""
     parts: list[object] = []
-    try:
-        from importlib.metadata import version
-
-        parts.append(version("libclang"))
-    except Exception:  # noqa: BLE001 - a libclang not installed as a distribution
-        parts.append("?")
     try:
         import clang.cindex as ci
 
@@ -242,12 +236,13 @@ class Cache:
             self.hits += 1
         return result
 
-    def store(self, key: str, findings: list[Finding], deps: list[list[str]], absent: list[str]) -> bool:
+    def store(self, key: str, findings: list[Finding], deps: list[list[str]], absent: list[str],
+              skipped: str | None = None) -> bool:
         data = findings_to_json(findings)
         if data is None:
             return False
         entry = {"key": key, "deps": deps, "absent": absent, "created": time.time(),
-                 "result": {"findings": data, "error": None, "skipped": None}}
+                 "result": {"findings": data, "error": None, "skipped": skipped}}
         ok = write_atomic(self._result_path(key), json.dumps(entry).encode("utf-8"))
         self.wrote |= ok
         return ok

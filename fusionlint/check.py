@@ -5,30 +5,63 @@ Command line over file: ``--select``, ``--ignore``, ``--per-file-ignores``, ``--
 ``--arch`` and ``--std`` replace the config's value; ``--extend-select``, ``--ruleset``,
 ``-I`` and ``-D`` add to it. The compilation database, being per file, comes between the two
 for include dirs, macros, standard and arch.
+
+Speed (see ``docs/architecture.md``): a file that cannot hold a configuration is passed over
+without libclang (``prefilter.py``); a file whose result is in the cache (``cache.py``) is not
+parsed again; the others are checked in worker processes (``workers.py``), ``--jobs`` at a
+time, each with a time limit, and a crash or time-out is that file's ``FL000``. Whatever the
+number of workers, notes and findings come out in file order.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from fusionlint import baseline, compile_db, config, selection, suppress
+from fusionlint import baseline, cache, compile_db, config, selection, suppress
 from fusionlint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.parse import ParseOptions, build_args
 from fusionlint.paths import glob_matches, project_root
+from fusionlint.prefilter import Prefilter
 from fusionlint.report import ReportContext, render
-from fusionlint.rules.loader import Rule, load_rules
+from fusionlint.rules.loader import Rule, builtin_ruleset_files, load_rules
 
 DEFAULT_ARCH, DEFAULT_STD = "sm_90", "c++17"
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_FILES = 100_000
 
 
 @lru_cache(maxsize=None)
 def _rules(extra: tuple[str, ...], only: bool) -> tuple[Rule, ...]:
     return tuple(load_rules(list(extra), replace=only))
+
+
+_RULES: dict[str, tuple[Rule, ...]] = {}  # content key -> rules, for this process
+
+
+def load_rules_cached(extra: tuple[str, ...], only: bool, store: cache.Cache | None) -> tuple[tuple[Rule, ...], str]:
+    """The rules and a digest of their full contents. Reading the YAML rulesets costs more than a
+    small file's parse, so the validated rules are cached, keyed by the ruleset files' bytes."""
+    files = [] if only else [str(f) for f in builtin_ruleset_files()]
+    files += list(extra)
+    hashes = [cache.file_hash(f) for f in files]
+    if any(h is None for h in hashes):  # unreadable: let the loader report it
+        rules = _rules(extra, only)
+        return rules, cache.digest([dataclasses.asdict(r) for r in rules])
+    key = cache.digest("rules", cache.fusionlint_key(), only, list(zip(files, hashes)))
+    if key not in _RULES:
+        rules = store.load_rules(key) if store else None
+        if rules is None:
+            rules = list(load_rules(list(extra), replace=only))
+            if store:
+                store.store_rules(key, rules)
+        _RULES[key] = tuple(rules)
+    return _RULES[key], key
 
 
 @dataclass(frozen=True)
@@ -38,15 +71,33 @@ class Settings:
     known: tuple[str, ...]  # every code these rules (and fusionlint itself) can report
     selection: selection.Selection
     exclude: tuple[tuple[str, Path], ...]  # (glob, directory it is relative to)
+    rules_key: str = ""  # digest of the rules' contents, for the result cache
 
     def excluded(self, path: Path) -> bool:
         return any(glob_matches(g, path, base) for g, base in self.exclude)
+
+
+@dataclass
+class Prepared:
+    """A file to report on: its settings, and either its result already or the task that makes it."""
+
+    path: Path
+    settings: Settings
+    result: cache.CachedResult | None = None
+    task: object | None = None  # workers.Task
+    directives: bool = True  # may hold suppression comments
+    how: str = "parsed"  # prefiltered | cached | parsed
 
 
 class Checker:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.cwd = Path.cwd()
+        self.cache: cache.Cache | None = None
+        if not getattr(args, "no_cache", False):
+            self.cache = cache.Cache(Path(args.cache_dir) if getattr(args, "cache_dir", None) else cache.default_dir())
+        self.use_pch = self.cache is not None and not getattr(args, "no_pch", False)
+        self.prefilter = None if getattr(args, "no_prefilter", False) else Prefilter()
         self._settings: dict[Path | None, Settings] = {}
         self._noted: set[Path] = set()
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
@@ -61,7 +112,8 @@ class Checker:
 
     def _make_settings(self, cfg: config.FileConfig | None) -> Settings:
         a = self.args
-        rules = _rules((*(a.ruleset or ()), *(cfg.rulesets if cfg else ())), a.only_rulesets)
+        rules, rules_key = load_rules_cached((*(a.ruleset or ()), *(cfg.rulesets if cfg else ())), a.only_rulesets,
+                                             self.cache)
         known = (*(r.id for r in rules), *BUILTIN_CODES)
 
         def check(codes: tuple[str, ...] | list[str], where: str) -> tuple[str, ...]:
@@ -90,7 +142,7 @@ class Checker:
             exclude = tuple((g, self.cwd) for g in a.exclude)
         else:
             exclude = tuple((g, cfg.base) for g in cfg.exclude) if cfg else ()
-        return Settings(cfg, rules, known, selection.Selection(select + extend, ignore, pfi), exclude)
+        return Settings(cfg, rules, known, selection.Selection(select + extend, ignore, pfi), exclude, rules_key)
 
     def _flags(self, path: Path) -> compile_db.CompileFlags:
         db_path = self.db.path if self.db else compile_db.discover(path.resolve().parent)
@@ -113,21 +165,53 @@ class Checker:
             use_system_headers=not a.no_system_headers)
         return options, a.arch or flags.arch or (cfg.arch if cfg else None) or DEFAULT_ARCH
 
-    def check(self, path: Path) -> tuple[list[Finding], bool] | None:
-        """The reported findings of one file and whether it failed; None when excluded."""
-        from fusionlint.pipeline import check_file
+    def prepare(self, index: int, path: Path) -> Prepared | None:
+        """What checking ``path`` takes: nothing (excluded: None), nothing more (pre-filtered or
+        cached: the result), or a task for a worker."""
+        from fusionlint.workers import Task
 
         s = self.settings(config.config_for_file(path))
         if s.excluded(path):
             return None
         options, arch = self.options(path, s)
-        result = check_file(path, list(s.rules), options, arch)
+        args, _ = build_args(path, options)
+        if self.prefilter is not None and not self.prefilter.relevant(str(path), args, options.defines):
+            return Prepared(path, s, cache.CachedResult([]), directives=self.prefilter.mentions_fusionlint(str(path)),
+                            how="prefiltered")
+        key = content = None
+        if self.cache is not None:
+            content = cache.file_hash(str(path))
+            if content is not None:
+                key = cache.digest("result", cache.FORMAT, cache.fusionlint_key(), cache.libclang_key(), str(self.cwd),
+                                   str(path), str(path.absolute()), content, args, arch, s.rules_key)
+                hit = self.cache.lookup(key)
+                if hit is not None:
+                    return Prepared(path, s, hit, how="cached")
+            if self.use_pch:
+                options.pch_dir = str(self.cache.pch_dir)
+        return Prepared(path, s, task=Task(index, path, options, s.rules, arch, key, content))
+
+    def report(self, p: Prepared, result: cache.CachedResult) -> tuple[list[Finding], bool]:
+        """Notes on stderr, then the findings that suppressions and selection keep, and whether the file failed."""
         if result.skipped:
-            print(f"fusionlint: {path}: skipped: {result.skipped}", file=sys.stderr)
+            print(f"fusionlint: {p.path}: skipped: {result.skipped}", file=sys.stderr)
         if result.error:
-            print(f"fusionlint: {path}: {result.error}", file=sys.stderr)
-        kept = suppress.apply(result.findings, [str(path)], s.known)
+            print(f"fusionlint: {p.path}: {result.error}", file=sys.stderr)
+        s = p.settings
+        kept = suppress.apply(result.findings, [str(p.path)], s.known) if (result.findings or p.directives) else []
         return [f for f in kept if s.selection.enabled(f.code, f.path)], bool(result.error)
+
+    def check(self, path: Path) -> tuple[list[Finding], bool] | None:
+        """The reported findings of one file and whether it failed; None when excluded (in this process)."""
+        from fusionlint.workers import run_task
+
+        p = self.prepare(0, path)
+        if p is None:
+            return None
+        if p.result is None:
+            o = run_task(p.task, str(self.cache.root) if self.cache else None)
+            p.result = cache.CachedResult(o.findings, o.error, o.skipped)
+        return self.report(p, p.result)
 
     def all_rules(self) -> list[Rule]:
         by_id = {r.id: r for s in self._settings.values() for r in s.rules}
@@ -141,6 +225,25 @@ def output_format(args: argparse.Namespace) -> str:
     return "github" if github not in ("", "0", "false") else "text"
 
 
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def check_paths(paths: list[str]) -> None:
+    """Refuse, before walking anything, a path that is the root of the file system."""
+    for raw in paths:
+        p = Path(raw)
+        try:
+            resolved = p.resolve()
+        except OSError:
+            continue
+        if p.is_dir() and resolved == Path(resolved.anchor):
+            raise UsageError(f"{raw}: refusing to check the whole file system; name the project's directories")
+
+
 def run_check(args: argparse.Namespace, files: list[Path]) -> int:
     config.config_for_dir.cache_clear()
     config.load_config.cache_clear()
@@ -148,17 +251,50 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
     compile_db.load.cache_clear()
     if args.update_baseline and not args.baseline:
         raise UsageError("--update-baseline needs --baseline FILE")
+    jobs = getattr(args, "jobs", None) or default_jobs()
+    timeout = getattr(args, "timeout", DEFAULT_TIMEOUT)
+    max_files = getattr(args, "max_files", DEFAULT_MAX_FILES)
+    if max_files and len(files) > max_files:
+        raise UsageError(f"{len(files)} source files to check (more than --max-files {max_files}): "
+                         "name the project's source directories, or raise --max-files")
     checker = Checker(args)
+    prepared: list[Prepared] = []
+    for f in files:
+        p = checker.prepare(len(prepared), f)
+        if p is not None:
+            prepared.append(p)
     findings: set[Finding] = set()
     checked: list[str] = []
     failed = 0
-    for f in files:
-        outcome = checker.check(f)
-        if outcome is None:
-            continue
-        checked.append(str(f))
-        findings.update(outcome[0])
-        failed += outcome[1]
+    done = 0  # results reported so far, in file order
+
+    def report_ready() -> None:
+        nonlocal done, failed
+        while done < len(prepared) and prepared[done].result is not None:
+            p = prepared[done]
+            kept, bad = checker.report(p, p.result)
+            checked.append(str(p.path))
+            findings.update(kept)
+            failed += bad
+            done += 1
+
+    def on_outcome(o) -> None:
+        prepared[o.index].result = cache.CachedResult(o.findings, o.error, o.skipped)
+        stats.append(o)
+        report_ready()
+
+    stats: list = []
+    tasks = [p.task for p in prepared if p.result is None]
+    report_ready()
+    if tasks:
+        import fusionlint.pipeline  # noqa: F401 - loaded once here, inherited by forked workers
+        from fusionlint.workers import run_tasks
+
+        run_tasks(tasks, jobs, timeout or None, str(checker.cache.root) if checker.cache else None, on_outcome)
+    report_ready()
+    if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in stats)):
+        checker.cache.evict()
+    _write_stats(checker, prepared, tasks, stats)
     ordered = sorted(findings, key=lambda x: x.sort_key())
     if args.update_baseline:
         n = baseline.write(ordered, Path(args.baseline))
@@ -190,3 +326,19 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if any(x.severity in ("error", "warning") for x in ordered) else EXIT_CLEAN
+
+
+def _write_stats(checker: Checker, prepared: list[Prepared], tasks: list, outcomes: list) -> None:
+    """``FUSIONLINT_STATS=FILE``: what the run did, as JSON (for bench/run.py)."""
+    target = os.environ.get("FUSIONLINT_STATS")
+    if not target:
+        return
+    import json
+
+    data = {"files": len(prepared), "parsed": len(tasks),
+            "prefiltered": sum(p.how == "prefiltered" for p in prepared),
+            "cache_hits": sum(p.how == "cached" for p in prepared),
+            "outcomes": [{"path": str(prepared[o.index].path), "seconds": round(o.seconds, 3), "pch": o.pch,
+                          "max_rss_kb": o.max_rss_kb, "rss_kb": o.rss_kb, "cached": o.cached, "error": o.error}
+                         for o in sorted(outcomes, key=lambda o: o.index)]}
+    Path(target).write_text(json.dumps(data, indent=1), encoding="utf-8")

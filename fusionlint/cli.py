@@ -12,6 +12,7 @@ from pathlib import Path
 from fusionlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify")
 
 
@@ -24,6 +25,16 @@ def _parse_options(args: argparse.Namespace):
 
     return ParseOptions(include_dirs=list(args.include or []), defines=list(args.define or []),
                         std=args.std or "c++17", use_system_headers=not args.no_system_headers)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
 
 
 def _add_frontend_args(p: argparse.ArgumentParser) -> None:
@@ -62,6 +73,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--update-baseline", action="store_true", help="record the current findings in --baseline FILE")
     check.add_argument("-p", "--compile-commands", metavar="PATH",
                        help="compile_commands.json (or its directory); default: the nearest one above each file")
+    speed = check.add_argument_group("speed")
+    speed.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
+                       help="check N files at a time in worker processes (default: all cores)")
+    speed.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                       help="give up on a file after SECONDS, reported as FL000 (default: 120; 0: no limit)")
+    speed.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the result cache and precompiled headers")
+    speed.add_argument("--cache-dir", metavar="DIR",
+                       help="cache directory (default: $FUSIONLINT_CACHE_DIR, else $XDG_CACHE_HOME/fusionlint, "
+                            "else ~/.cache/fusionlint)")
+    speed.add_argument("--no-pch", action="store_true", help="do not use precompiled headers")
+    speed.add_argument("--no-prefilter", action="store_true",
+                       help="parse every file, also those that name neither cuBLASLt nor CUTLASS")
+    speed.add_argument("--max-files", type=int, default=100_000, metavar="N",
+                       help="refuse to check more than N files (default: 100000; 0: no limit)")
     _add_frontend_args(check)
 
     facts = sub.add_parser("facts", help="print the configurations extracted from files")
@@ -117,8 +143,9 @@ def _collect(paths: list[str]) -> list[Path]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from fusionlint.check import run_check
+    from fusionlint.check import check_paths, run_check
 
+    check_paths(args.paths)
     return run_check(args, _collect(args.paths))
 
 
@@ -268,8 +295,9 @@ def main(argv: list[str] | None = None) -> int:
         if str(exc) != "bad path":
             print(f"fusionlint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        return EXIT_ERROR
+    except KeyboardInterrupt:  # Ctrl-C: workers are stopped by now; no traceback
+        print("fusionlint: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - an internal error is exit 2 and one line, never a traceback
         print(f"fusionlint: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
         return EXIT_ERROR

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 TOKENS = re.compile(rb"(?i:cublaslt)|(?i:cutlass)|\bcute\b|Collective(?:Builder|Mma)|GemmUniversal")
 _INCLUDE = re.compile(rb"^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?:\"([^\"\n]*)\"|<([^>\n]*)>|(\S))",
                       re.M)
+_FUSIONLINT = re.compile(rb"(?i)fusionlint")
 _MAX_BYTES = 64 << 20
 DEFAULT_DIRS = ("/usr/include", "/usr/local/include")
 
@@ -59,6 +60,7 @@ class Prefilter:
         self._direct: dict[str, tuple[bool, tuple]] = {}  # real path -> (token hit, includes)
         self._closure: dict[tuple[str, tuple[str, ...]], bool] = {}  # (header, dirs) -> relevant
         self._resolved: dict[tuple, tuple[str, ...]] = {}
+        self._mentions: dict[str, bool] = {}  # file -> holds the word fusionlint (a suppression comment?)
 
     # -- one file's own bytes --------------------------------------------------------------
     def _scan(self, path: str) -> tuple[bool, tuple]:
@@ -70,6 +72,7 @@ class Prefilter:
                 data = f.read(_MAX_BYTES + 1)
         except OSError:
             data = None
+        self._mentions[path] = data is None or _FUSIONLINT.search(data) is not None
         if data is None or len(data) > _MAX_BYTES or b"\x00" in data[:8192]:
             result: tuple[bool, tuple] = (True, ())
         elif TOKENS.search(data):
@@ -133,6 +136,10 @@ class Prefilter:
                     break
         self._closure[key] = result
         return result
+
+    def mentions_fusionlint(self, path: str) -> bool:
+        """Whether a file scanned for ``relevant`` holds the word fusionlint (when unsure: True)."""
+        return self._mentions.get(os.path.realpath(path), True)
 
     # -- entry point -----------------------------------------------------------------------
     def relevant(self, path: str, args: Iterable[str], defines: Iterable[str] = ()) -> bool:

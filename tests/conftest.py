@@ -1,6 +1,10 @@
 """Shared helpers: parse each fixture once per header mode and reuse the facts."""
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -9,6 +13,11 @@ import pytest
 from fusionlint.facts import Configuration, FileFacts
 from fusionlint.frontend.parse import ParseOptions
 from fusionlint.pipeline import extract_file
+
+# Never the user's ~/.cache/fusionlint: a cache of this session's own (each test also gets a fresh one below).
+_SESSION_CACHE = tempfile.mkdtemp(prefix="fusionlint-test-cache-")
+os.environ["FUSIONLINT_CACHE_DIR"] = _SESSION_CACHE
+atexit.register(shutil.rmtree, _SESSION_CACHE, True)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -38,6 +47,13 @@ def params(cfg: Configuration, part: str) -> dict:
 def system_headers(request) -> bool:
     """Run a test with the machine's CUDA headers (if any) and with fusionlint's stand-ins only."""
     return request.param
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache(monkeypatch, tmp_path_factory):
+    """Each test gets an empty fusionlint cache of its own (never ~/.cache/fusionlint): a result
+    cached by one test cannot answer for another that, e.g., patches the pipeline."""
+    monkeypatch.setenv("FUSIONLINT_CACHE_DIR", str(tmp_path_factory.mktemp("fusionlint-cache")))
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,270 @@
+"""Worker processes for ``fusionlint check``: one file at a time per worker, so that a libclang
+crash (a segfault in C), a runaway file or a hang costs one ``FL000`` for that file, never the run.
+
+libclang is not thread-safe per index, so parallelism is processes. On Linux workers are forked
+from the command's process (nothing is imported twice); a worker that dies is replaced and the
+run goes on; a file that takes longer than the timeout has its worker killed. Workers ignore
+Ctrl-C: the main process stops them (SIGKILL) and exits 130. Workers write nothing to the
+terminal; everything comes back through a pipe and the main process reports it in file order.
+
+``FUSIONLINT_IN_PROCESS=1`` checks the files in the main process instead (for debuggers and
+profilers): no isolation, no timeout.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fusionlint.findings import Finding
+
+# Test-only hook: FUSIONLINT_TEST_WORKER_HOOK="crash:NAME,hang:NAME,raise:NAME" makes a worker abort,
+# sleep or raise on the file whose name is NAME. Never set outside the tests.
+_HOOK_ENV = "FUSIONLINT_TEST_WORKER_HOOK"
+
+
+@dataclass
+class Task:
+    index: int
+    path: Path
+    options: object  # ParseOptions
+    rules: tuple  # the Rule objects
+    arch: str
+    cache_key: str | None = None
+    content_hash: str | None = None
+
+
+@dataclass
+class Outcome:
+    index: int
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None
+    skipped: str | None = None
+    seconds: float = 0.0
+    max_rss_kb: int = 0
+    rss_kb: int = 0
+    pch: str | None = None
+    cached: bool = False  # written to the cache
+
+
+def _test_hook(path: Path) -> None:
+    spec = os.environ.get(_HOOK_ENV)
+    if not spec:
+        return
+    for item in spec.split(","):
+        action, _, name = item.partition(":")
+        if name != path.name:
+            continue
+        if action == "crash":
+            os.abort()
+        elif action == "segv":
+            import ctypes
+
+            ctypes.string_at(0)
+        elif action == "hang":
+            time.sleep(3600)
+        elif action == "raise":
+            raise RecursionError("maximum recursion depth exceeded (test hook)")
+
+
+def _rss_kb() -> tuple[int, int]:
+    """(peak, current) resident memory of this process in KiB."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        with open("/proc/self/statm") as f:
+            current = int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    except (OSError, ValueError, IndexError):
+        current = 0
+    return peak, current
+
+
+def run_task(task: Task, cache_dir: str | None) -> Outcome:
+    """Check one file (in a worker, or in the main process) and store its result in the cache."""
+    from fusionlint import cache, pipeline
+    from fusionlint.frontend import parse
+
+    start = time.time()
+    parse.last_unit_record = None
+    try:
+        _test_hook(task.path)
+        result = pipeline.check_file(task.path, list(task.rules), task.options, task.arch)
+    except Exception as exc:  # noqa: BLE001 - a failure outside the pipeline's own guard
+        result = pipeline.FileResult(str(task.path))
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        result.error = reason
+        result.findings = [pipeline.Finding(pipeline.INTERNAL_ERROR, "file-not-checked", "error", str(task.path),
+                                            1, 1, f"file not checked: {reason}")]
+    record = parse.last_unit_record
+    out = Outcome(task.index, result.findings, result.error, result.skipped, time.time() - start)
+    out.pch = record.get("pch") if record else None
+    if cache_dir and task.cache_key and result.error is None:
+        try:
+            if cache.file_hash(str(task.path)) != task.content_hash:
+                pass  # the file changed while it was checked
+            elif result.skipped is not None and record is None:  # not source: decided from the bytes alone
+                out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, [], [], [], skipped=result.skipped)
+            elif result.skipped is None and record and record.get("path") == str(task.path):
+                deps = cache.dependencies(record["includes"], start)
+                if deps is not None:
+                    absent = cache.absent_candidates(record["missing"], str(task.path), record["args"],
+                                                     record["includes"])
+                    out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, result.findings, deps, absent)
+        except Exception:  # noqa: BLE001 - a cache that cannot be written is only slower
+            pass
+    result.facts = None
+    out.max_rss_kb, out.rss_kb = _rss_kb()
+    return out
+
+
+def _worker_main(conn, cache_dir: str | None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    try:
+        import faulthandler
+
+        faulthandler.disable()
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    from fusionlint.frontend import parse
+
+    parse._index.cache_clear()  # never share the parent's libclang index
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            break
+        if task is None:
+            break
+        conn.send(run_task(task, cache_dir))
+    conn.close()
+
+
+class _Worker:
+    def __init__(self, ctx, cache_dir: str | None) -> None:
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, cache_dir), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: Task | None = None
+        self.started = 0.0
+
+    def send(self, task: Task) -> None:
+        self.task, self.started = task, time.monotonic()
+        self.conn.send(task)
+
+    def stop(self, kill: bool = False) -> None:
+        if not kill:
+            try:
+                self.conn.send(None)
+            except OSError:
+                kill = True
+        if not kill:
+            self.proc.join(2)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(5)
+        self.conn.close()
+
+
+def _failed(task: Task, reason: str, seconds: float) -> Outcome:
+    return Outcome(task.index, [Finding("FL000", "file-not-checked", "error", str(task.path), 1, 1,
+                                        f"file not checked: {reason}")], reason, None, seconds)
+
+
+def _signal_name(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir: str | None,
+              on_outcome: Callable[[Outcome], None]) -> None:
+    """Run every task, calling ``on_outcome`` as each finishes (in completion order)."""
+    pending = deque(tasks)
+    if not pending:
+        return
+    if os.environ.get("FUSIONLINT_IN_PROCESS") == "1":
+        while pending:
+            on_outcome(run_task(pending.popleft(), cache_dir))
+        return
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    methods = mp.get_all_start_methods()
+    ctx = mp.get_context("fork" if "fork" in methods else "spawn")
+    n = max(1, min(jobs, len(pending)))
+    workers: list[_Worker] = []
+    try:
+        workers = [_Worker(ctx, cache_dir) for _ in range(n)]
+        failures = 0
+        while True:
+            for i, w in enumerate(workers):
+                if w.task is None and pending:
+                    try:
+                        w.send(pending[0])
+                        pending.popleft()
+                    except OSError:  # it died before it got the task: start another
+                        w.task = None
+                        w.stop(kill=True)
+                        failures += 1
+                        if failures > 3 * n + 3:
+                            raise RuntimeError("cannot start worker processes") from None
+                        workers[i] = _Worker(ctx, cache_dir)
+            busy = [w for w in workers if w.task is not None]
+            if not busy:
+                if not pending:
+                    break
+                continue
+            wait_for = None
+            if timeout:
+                now = time.monotonic()
+                wait_for = max(0.0, min(w.started + timeout - now for w in busy))
+            ready = wait([x for w in busy for x in (w.conn, w.proc.sentinel)], wait_for)
+            for i, w in enumerate(workers):
+                if w.task is None:
+                    continue
+                task = w.task
+                elapsed = time.monotonic() - w.started
+                outcome = None
+                replace = False
+                if w.conn in ready or w.proc.sentinel in ready:
+                    try:
+                        if w.conn.poll():
+                            outcome = w.conn.recv()
+                    except (EOFError, OSError):
+                        outcome = None
+                    if outcome is None:
+                        w.proc.join(5)
+                        outcome = _failed(task, f"the parser crashed ({_signal_name(w.proc.exitcode)}); "
+                                                "the other files were checked", elapsed)
+                        replace = True
+                elif timeout and elapsed >= timeout:
+                    outcome = _failed(task, f"timed out after {timeout:g} s (--timeout)", elapsed)
+                    replace = True
+                if outcome is None:
+                    continue
+                w.task = None
+                if replace:
+                    w.stop(kill=True)
+                    workers[i] = _Worker(ctx, cache_dir) if pending else w
+                on_outcome(outcome)
+            workers = [w for w in workers if w.proc.is_alive() or w.task is not None or pending]
+            if not pending and all(w.task is None for w in workers):
+                break
+    finally:
+        for w in workers:
+            w.stop(kill=bool(pending) or w.task is not None)
