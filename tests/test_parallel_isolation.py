@@ -1,0 +1,116 @@
+"""Worker processes: output independent of -j, a crash or hang in one file is that file's FL000
+and the others are still checked, Ctrl-C stops everything promptly, huge trees end with a message."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import codes, run_cli
+from conftest import FIXTURES, ROOT
+
+BAD = """#include <cublasLt.h>
+
+void set_transa(cublasLtMatmulDesc_t desc) {
+  long long t = CUBLAS_OP_T;
+  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));
+}
+"""
+GOOD = BAD.replace("long long t", "int t")
+
+
+def tree(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a_bad.cpp").write_text(BAD)
+    (src / "b_good.cpp").write_text(GOOD)
+    (src / "c_bad.cu").write_text(BAD)
+    (src / "d_blob.h").write_bytes(b"\x00binary")
+    (src / "e_syntax.cpp").write_text((FIXTURES / "mixed" / "syntax_error.cpp").read_text())
+    return src
+
+
+def lint(*args) -> tuple[int, str, str]:
+    return run_cli("--no-system-headers", "--no-cache", *args)
+
+
+def test_output_is_identical_for_any_number_of_jobs(tmp_path: Path, monkeypatch) -> None:
+    src = tree(tmp_path)
+    monkeypatch.setenv("FUSIONLINT_TEST_WORKER_HOOK", "raise:e_syntax.cpp")  # a note on stderr in the middle
+    runs = {j: [lint("-j", str(j), fmt, src) for fmt in ("--output-format=text", "--output-format=json")]
+            for j in (1, 3)}
+    assert runs[1] == runs[3]
+    rc, out, err = runs[1][0]
+    assert codes(out) == [("a_bad.cpp", 5, "FL100"), ("c_bad.cu", 5, "FL100"), ("e_syntax.cpp", 1, "FL000")]
+    assert err.splitlines() == [f"fusionlint: {src / 'd_blob.h'}: skipped: binary content (NUL bytes), not C++ source",
+                                f"fusionlint: {src / 'e_syntax.cpp'}: RecursionError: maximum recursion depth "
+                                "exceeded (test hook)"]
+    assert rc == 1
+
+
+@pytest.mark.parametrize("how, signame", [("segv", "SIGSEGV"), ("crash", "SIGABRT")])
+def test_a_crashing_worker_costs_one_file(tmp_path: Path, monkeypatch, how: str, signame: str) -> None:
+    src = tree(tmp_path)
+    monkeypatch.setenv("FUSIONLINT_TEST_WORKER_HOOK", f"{how}:a_bad.cpp")
+    rc, out, err = lint("-j", "2", src / "a_bad.cpp", src / "b_good.cpp", src / "c_bad.cu")
+    assert codes(out) == [("a_bad.cpp", 1, "FL000"), ("c_bad.cu", 5, "FL100")] and rc == 1
+    assert f"the parser crashed ({signame})" in out and err.count("\n") == 1
+
+
+def test_timeout_is_reported_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:
+    src = tree(tmp_path)
+    monkeypatch.setenv("FUSIONLINT_TEST_WORKER_HOOK", "hang:a_bad.cpp")
+    start = time.monotonic()
+    rc, out, _ = lint("-j", "1", "--timeout", "4", src / "a_bad.cpp", src / "c_bad.cu")
+    assert codes(out) == [("a_bad.cpp", 1, "FL000"), ("c_bad.cu", 5, "FL100")] and rc == 1
+    assert "timed out after 4 s" in out and time.monotonic() - start < 60
+
+
+def test_exit_2_only_when_nothing_could_be_checked(tmp_path: Path, monkeypatch) -> None:
+    src = tree(tmp_path)
+    monkeypatch.setenv("FUSIONLINT_TEST_WORKER_HOOK", "crash:a_bad.cpp,crash:c_bad.cu")
+    rc, out, _ = lint("-j", "2", src / "a_bad.cpp", src / "c_bad.cu")
+    assert rc == 2 and [c for _, _, c in codes(out)] == ["FL000", "FL000"]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_ctrl_c_stops_workers_without_a_traceback(tmp_path: Path) -> None:
+    src = tree(tmp_path)
+    env = {**os.environ, "FUSIONLINT_TEST_WORKER_HOOK": "hang:a_bad.cpp,hang:c_bad.cu"}
+    proc = subprocess.Popen([sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "--no-cache", "-j", "2",
+                             str(src / "a_bad.cpp"), str(src / "c_bad.cu")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(workers) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = _children(proc.pid)
+    assert len(workers) == 2
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err and out == ""
+    for w in workers:  # gone, not orphaned
+        assert not Path(f"/proc/{w}").exists() or "Z" in Path(f"/proc/{w}/stat").read_text().split()[2]
+
+
+def test_whole_file_system_and_huge_trees_are_refused(tmp_path: Path) -> None:
+    start = time.monotonic()
+    rc, _, err = run_cli("/")
+    assert rc == 2 and "refusing to check the whole file system" in err and time.monotonic() - start < 5
+    for i in range(4):
+        (tmp_path / f"f{i}.cpp").write_text("int x;\n")
+    rc, _, err = run_cli("--max-files", "3", tmp_path)
+    assert rc == 2 and "more than --max-files 3" in err

@@ -1,0 +1,149 @@
+"""Precompiled preambles: a file parsed with its PCH gives the same facts, findings, diagnostics and
+include closure as a plain parse; a changed header is never served from an old PCH."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from conftest import FIXTURES
+from fusionlint.check import _rules
+from fusionlint.frontend import parse, toolchain
+from fusionlint.frontend.parse import ParseOptions, parse_file, split_preamble
+from fusionlint.pipeline import check_file
+
+
+def aged(*paths: Path) -> None:
+    """Written a while ago: a header modified in the second before a parse is never trusted to a PCH."""
+    past = time.time() - 30
+    for p in paths:
+        os.utime(p, (past, past))
+
+
+def facts_json(facts) -> str:
+    return json.dumps([c.to_dict() for c in facts.configurations] + [g.to_dict() for g in facts.cutlass],
+                      sort_keys=True, default=str)
+
+
+def three_runs(path: Path, system: bool, pch_dir: Path):
+    """Plain parse, then three with a PCH directory: noted, built and used, used."""
+    rules = list(_rules((), False))
+    plain = check_file(path, rules, ParseOptions(use_system_headers=system))
+    plain_record = parse.last_unit_record
+    runs = []
+    for _ in range(3):
+        r = check_file(path, rules, ParseOptions(use_system_headers=system, pch_dir=str(pch_dir)))
+        runs.append((r, parse.last_unit_record))
+    return plain, plain_record, runs
+
+
+@pytest.mark.parametrize("fixture, system", [
+    ("cublaslt/rules/FL100_transa_int64_size.cpp", False),  # C++, fixture header through a relative include
+    ("cublaslt/extract/fp8_locals.cu", False),  # CUDA: the prelude is inside the PCH
+    ("cublaslt/extract/bias_aux_epilogue.cpp", True),  # the machine's CUDA headers, when there are any
+])
+def test_same_results_with_and_without_pch(fixture: str, system: bool, tmp_path: Path) -> None:
+    path = FIXTURES / fixture
+    plain, plain_record, runs = three_runs(path, system, tmp_path)
+    assert plain.error is None and plain.facts is not None and plain.facts.configurations
+    assert [rec["pch"] for _, rec in runs] == [None, "used", "used"]
+    for r, rec in runs:
+        assert r.error is None
+        assert r.findings == plain.findings
+        assert facts_json(r.facts) == facts_json(plain.facts)
+        assert r.facts.missing_headers == plain.facts.missing_headers
+        assert sorted(rec["includes"]) == sorted(plain_record["includes"])
+    assert len(list(tmp_path.glob("*.pch"))) == 1
+
+
+def test_diagnostics_and_missing_headers_match(tmp_path: Path) -> None:
+    """Errors in the body keep their lines; a header found nowhere, named in the preamble, is an
+    empty stand-in either way."""
+    src = tmp_path / "broken.cpp"
+    text = (FIXTURES / "mixed" / "syntax_error.cpp").read_text()
+    src.write_text(text.replace("#include <cublasLt.h>\n", "#include <cublasLt.h>\n#include \"nowhere.h\"\n"))
+    text = src.read_text()
+
+    def diags(unit):
+        return [(d.severity, d.path, d.line, d.column, d.message) for d in unit.diagnostics]
+
+    plain = parse_file(src, ParseOptions(use_system_headers=False), text=text)
+    units = [parse_file(src, ParseOptions(use_system_headers=False, pch_dir=str(tmp_path / "pch")), text=text)
+             for _ in range(3)]
+    assert [u.pch for u in units] == [None, "used", "used"]
+    assert plain.missing_headers == ["nowhere.h"] and plain.main_file_errors()
+    for u in units:
+        assert diags(u) == diags(plain)
+        assert u.missing_headers == plain.missing_headers
+
+
+def test_changed_header_rebuilds_the_pch(tmp_path: Path) -> None:
+    src = tmp_path / "lt.cpp"
+    (tmp_path / "types.h").write_text("typedef long long transa_t;\n")
+    src.write_text("#include <cublasLt.h>\n#include \"types.h\"\n\nvoid f(cublasLtMatmulDesc_t d) {\n"
+                   "  transa_t t = CUBLAS_OP_T;\n"
+                   "  cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));\n}\n")
+    aged(src, tmp_path / "types.h")
+    rules = list(_rules((), False))
+    opts = ParseOptions(use_system_headers=False, pch_dir=str(tmp_path / "pch"))
+    codes = []
+    for _ in range(2):
+        r = check_file(src, rules, opts)
+        codes.append(([f.code for f in r.findings], parse.last_unit_record["pch"]))
+    (tmp_path / "types.h").write_text("typedef int transa_t;\n")
+    aged(tmp_path / "types.h")
+    r = check_file(src, rules, opts)
+    codes.append(([f.code for f in r.findings], parse.last_unit_record["pch"]))
+    assert codes == [(["FL100"], None), (["FL100"], "used"), ([], "used")]
+    assert r.facts.attribute_sets[0].buffer_type == "transa_t"
+
+
+def test_pch_shared_between_files_through_the_cli(tmp_path: Path, monkeypatch) -> None:
+    """Two files with the same includes: the second builds the PCH, the output is the one without."""
+    src = tmp_path / "rules"
+    src.mkdir()
+    for name in ("FL100_transa_int64_size.cpp", "FL100_transa_int32_ok.cpp"):
+        shutil.copy(FIXTURES / "cublaslt" / "rules" / name, src / name)
+    probe = (FIXTURES / "cublaslt" / "probe.h").read_text().replace(
+        '"../../fusionlint/evidence/include/fusionlint_probe.h"',
+        f'"{FIXTURES.parent / "fusionlint" / "evidence" / "include" / "fusionlint_probe.h"}"')
+    (tmp_path / "probe.h").write_text(probe)
+    aged(*src.iterdir(), tmp_path / "probe.h")
+    stats = tmp_path / "stats.json"
+    monkeypatch.setenv("FUSIONLINT_STATS", str(stats))
+    with_pch = run_cli("--no-system-headers", "-j", "1", "--cache-dir", tmp_path / "c1", src)
+    assert [o["pch"] for o in json.loads(stats.read_text())["outcomes"]] == [None, "used"]
+    without = run_cli("--no-system-headers", "-j", "1", "--no-pch", "--cache-dir", tmp_path / "c2", src)
+    assert [o["pch"] for o in json.loads(stats.read_text())["outcomes"]] == [None, None]
+    assert with_pch == without and with_pch[0] == 1 and "[FL100]" in with_pch[1]
+
+
+def test_preamble_split() -> None:
+    text = ("// header comment\n/* block\n   comment */\n#pragma once\n#include <a.h>  // why\n\n"
+            "#  include \"b.h\"\n#define X 1\n#include <c.h>\nint x;\n")
+    pre = split_preamble(text)
+    assert pre is not None and pre.lines == (4, 6)
+    assert pre.header == "#include <a.h>  // why\n#  include \"b.h\"\n"
+    assert pre.body.count("\n") == text.count("\n")  # every line keeps its number
+    assert pre.body.splitlines()[4] == "" and pre.body.splitlines()[8] == "#include <c.h>"  # after #define: stays
+    assert split_preamble("int x;\n#include <a.h>\n") is None
+    assert split_preamble("#include MACRO\n") is None
+    assert split_preamble("#include <a.h> \\\n  more\n") is None  # a continued line: not moved
+
+
+CUTLASS = [toolchain.discover(True).cutlass, os.environ.get("FUSIONLINT_SLOW_TESTS") == "1"]
+
+
+@pytest.mark.skipif(not all(CUTLASS), reason="needs the CUTLASS headers and FUSIONLINT_SLOW_TESTS=1 (minutes)")
+def test_cutlass_instantiated_mode_same_with_pch(tmp_path: Path) -> None:
+    path = FIXTURES.parent / "kernels_ref" / "cutlass" / "fp16_pingpong_1x1.cu"
+    plain, _, runs = three_runs(path, True, tmp_path)
+    assert plain.facts.cutlass and plain.facts.cutlass[0].mode == "instantiated"
+    assert [rec["pch"] for _, rec in runs][1:] == ["used", "used"]
+    for r, _ in runs:
+        assert r.findings == plain.findings and facts_json(r.facts) == facts_json(plain.facts)
