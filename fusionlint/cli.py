@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--update-baseline", action="store_true", help="record the current findings in --baseline FILE")
     check.add_argument("-p", "--compile-commands", metavar="PATH",
                        help="compile_commands.json (or its directory); default: the nearest one above each file")
+    check.add_argument("-v", "--verbose", action="store_true",
+                       help="also report what was dropped from compile commands (plugins, response files)")
     speed = check.add_argument_group("speed")
     speed.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
                        help="check N files at a time in worker processes (default: all cores)")
