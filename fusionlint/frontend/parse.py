@@ -163,10 +163,13 @@ def _missing_stand_ins(missing: list[str]) -> list[tuple[str, str]]:
 
 
 def _parse_rounds(path: str, args: list[str], unsaved: list[tuple[str, str]],
-                  missing: list[str] | None = None) -> tuple[ci.TranslationUnit, list[Diagnostic], list[str]]:
-    """Parse, replacing headers found nowhere with empty ones and parsing again (a few rounds)."""
-    missing = list(missing or [])
-    for _ in range(_MAX_MISSING_ROUNDS):
+                  rounds: int = _MAX_MISSING_ROUNDS) -> tuple[ci.TranslationUnit, list[Diagnostic], list[str]]:
+    """Parse, replacing headers found nowhere with empty ones and parsing again (a few rounds).
+
+    A missing header is a fatal error, so each round finds one: the result is the first
+    ``rounds`` missing headers, and a parse that stops at the next one when there are more."""
+    missing: list[str] = []
+    for _ in range(rounds):
         tu = _index().parse(path, args=args, unsaved_files=unsaved + _missing_stand_ins(missing))
         diags = _diagnostics(tu)
         new = [m.group("name") for d in diags if (m := _NOT_FOUND.match(d.message))]
@@ -338,8 +341,8 @@ def _build_pch(path: Path, key: str, args: list[str], unsaved: list[tuple[str, s
     try:
         since = time.time()
         tu, diags, missing = _parse_rounds(header_path, _pch_args(args), unsaved + [(header_path, pre.header)])
-        if any(d.path == header_path and d.severity in ("error", "fatal") for d in diags):
-            return None
+        if any(d.severity == "fatal" or (d.path == header_path and d.severity == "error") for d in diags):
+            return None  # the preamble stops the parse, or has errors of its own: no PCH for it
         inclusions = []
         for inc in tu.get_includes():
             src = inc.source.name if inc.source is not None else ""
@@ -404,7 +407,8 @@ def _parse_with_pch(path: Path, args: list[str], mode: dict[str, str], unsaved: 
     main_args += ["-include-pch", str(pch_file)]
     pch_missing = list(meta.get("missing", []))
     base = unsaved + [(header_path, pre.header), (str(path), pre.body)] + _missing_stand_ins(pch_missing)
-    tu, diags, missing = _parse_rounds(str(path), main_args, base)
+    # the rounds a plain parse has left after the preamble's missing headers (same final state)
+    tu, diags, missing = _parse_rounds(str(path), main_args, base, max(1, _MAX_MISSING_ROUNDS - len(pch_missing)))
     if any(_PCH_TROUBLE.search(d.message) for d in diags):
         try:  # libclang rejected it (e.g. a header touched since): rebuilt on the next sighting
             pch_file.unlink()
