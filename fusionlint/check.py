@@ -339,6 +339,7 @@ def _write_stats(checker: Checker, prepared: list[Prepared], tasks: list, outcom
             "prefiltered": sum(p.how == "prefiltered" for p in prepared),
             "cache_hits": sum(p.how == "cached" for p in prepared),
             "outcomes": [{"path": str(prepared[o.index].path), "seconds": round(o.seconds, 3), "pch": o.pch,
-                          "max_rss_kb": o.max_rss_kb, "rss_kb": o.rss_kb, "cached": o.cached, "error": o.error}
+                          "max_rss_kb": o.max_rss_kb, "rss_kb": o.rss_kb, "cached": o.cached, "error": o.error,
+                          "pid": o.pid}
                          for o in sorted(outcomes, key=lambda o: o.index)]}
     Path(target).write_text(json.dumps(data, indent=1), encoding="utf-8")

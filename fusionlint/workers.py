@@ -49,6 +49,7 @@ class Outcome:
     rss_kb: int = 0
     pch: str | None = None
     cached: bool = False  # written to the cache
+    pid: int = 0  # the process that checked the file
 
 
 def _test_hook(path: Path) -> None:
@@ -119,6 +120,7 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
             pass
     result.facts = None
     out.max_rss_kb, out.rss_kb = _rss_kb()
+    out.pid = os.getpid()
     return out
 
 
