@@ -220,12 +220,14 @@ class Gemm2x:
     split_k_serial: Param = field(default_factory=Param)  # device::Gemm only
     operator: Param = field(default_factory=Param)
     default_config: str = ""  # which DefaultGemmConfiguration specialization supplied the defaults
+    default_config_problem: str = ""  # why no DefaultGemmConfiguration exists for defaulted arguments
     name: str = ""
     loc: Loc | None = None
 
     def to_dict(self) -> dict:
         return {"name": self.name, "loc": self.loc.to_dict() if self.loc else None,
-                "default_config": self.default_config, "params": _params_dict(self)}
+                "default_config": self.default_config,
+                "default_config_problem": self.default_config_problem, "params": _params_dict(self)}
 
 
 @dataclass(frozen=True)

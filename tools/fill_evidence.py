@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def outcome(p: dict) -> str:
     if p["build_rc"] != 0:
         m = re.search(r'static assertion failed with "([^"\\]+)', p["log"])
-        return f"compile error: {m.group(1).strip()}" if m else "build failed"
+        if m:
+            return f"compile error: {m.group(1).strip()}"
+        m = re.search(r'incomplete type "([^"<]+)', p["log"])
+        return f"compile error: incomplete type {m.group(1).strip()}" if m else "build failed"
     bad = next((c for c in p["calls"] if c["status"] not in ("CUBLAS_STATUS_SUCCESS", "Success")), None)
     if bad:
         return f"{bad['function']} -> {bad['status']}"
@@ -31,10 +34,18 @@ def outcome(p: dict) -> str:
     return "works, D matches the host reference"
 
 
-def block(code: str, record_path: str, programs: dict, indent: str) -> str:
+def block(code: str, record_path: str, programs: dict, indent: str, old: list[str]) -> str:
+    """``old``: the block's current lines; fail/pass lists written there (which may name other
+    rules' fixtures as neighbours) are kept, missing ones are derived from the file names."""
+    def listed(key: str) -> list[str] | None:
+        for line in old:
+            if m := re.match(rf"\s*{key}: \[(.*)\]\s*$", line):
+                return [x.strip() for x in m[1].split(",") if x.strip()]
+        return None
+
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "fixtures").glob(f"*/rules/{code}_*.c*"))
-    fail = [f for f in files if not Path(f).stem.endswith("_ok")]
-    ok = [f for f in files if Path(f).stem.endswith("_ok")]
+    fail = listed("fail") or [f for f in files if not Path(f).stem.endswith("_ok")]
+    ok = listed("pass") or [f for f in files if Path(f).stem.endswith("_ok")]
     observed = "; ".join(f"{Path(f).stem}: {outcome(programs[f]) if f in programs else 'not run'}" for f in fail + ok)
     lines = [f"{indent}evidence:", f"{indent}  fail: [{', '.join(fail)}]", f"{indent}  pass: [{', '.join(ok)}]",
              f"{indent}  device_record: {record_path}", f"{indent}  observed: >-"]
@@ -62,9 +73,10 @@ def main() -> int:
         if m := re.match(r"(\s*)evidence:", line):
             indent = m[1]
             i += 1
+            start = i
             while i < len(lines) and (lines[i].startswith(indent + " ") and lines[i].strip()):
                 i += 1
-            out.append(block(code, record_path, programs, indent))
+            out.append(block(code, record_path, programs, indent, lines[start:i]))
             continue
         out.append(line)
         i += 1

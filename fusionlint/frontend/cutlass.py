@@ -459,6 +459,8 @@ def gemm2x_facts(path: str, c: Construct, variant: str) -> Gemm2x:
         if a is not None:
             return _make_param(path, a, kind)
         if cfg is None:
+            if all(isinstance(n, str) for n in names):  # the defaults do not exist (not merely unknown)
+                f.default_config_problem = f.default_config_problem or cfg_why
             return Param(None, cfg_why, default=True)
         v = value_fn(cfg)
         if v is None:
@@ -1054,6 +1056,7 @@ def _overlay(path: str, syn, ast, notes: list[str], prefix: str) -> bool:
             s.bits = a.bits
     if isinstance(syn, Gemm2x) and getattr(ast, "default_config", ""):
         syn.default_config = syn.default_config or ast.default_config
+        syn.default_config_problem = ""  # the instantiation found the defaults
     return True
 
 

@@ -5,6 +5,7 @@ facts it needs are unknown (the rule then stays silent).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 View = dict[str, Any]
@@ -492,3 +493,237 @@ def gmma_type_supported(view: View) -> bool | None:
     if acc == "int32_t":
         return a in _INT8 and b in _INT8
     return False
+
+
+def _part(view: View, name: str) -> dict:
+    part = view.get(name)
+    return part if isinstance(part, dict) else {}
+
+
+def _ints(values: Any, n: int) -> list[int] | None:
+    if isinstance(values, list) and len(values) >= n and all(isinstance(v, int) for v in values[:n]):
+        return values[:n]
+    return None
+
+
+@derived("auto_stage_count")
+def auto_stage_count(view: View) -> int | None:
+    """What StageCountAuto / StageCountAutoCarveout<B> gives: (232448 - B rounded up to 128) divided by
+    (A tile + B tile rounded up to 128, + 16 bytes of pipeline barriers), as CUTLASS's
+    compute_stage_count_or_override computes it (sm90_gmma_builder.inl)."""
+    ml = _part(view, "mainloop")
+    kind, carveout = ml.get("stage_count_kind"), ml.get("carveout_bytes")
+    if kind == "auto":
+        carveout = 0
+    if kind not in ("auto", "auto_carveout") or not isinstance(carveout, int):
+        return None
+    m, n, k, bits_a, bits_b = _tile(view, 0), _tile(view, 1), _tile(view, 2), ml.get("element_a_bits"), ml.get("element_b_bits")
+    if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)):
+        return None
+    stage = -(-(-(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)) // 128) * 128 + 16
+    return (SM90_SMEM_CAPACITY // 128 * 128 - -(-carveout // 128) * 128) // stage
+
+
+@derived("auto_stage_leftover_bytes")
+def auto_stage_leftover_bytes(view: View) -> int | None:
+    """Shared memory an automatic stage count leaves for everything else (the epilogue)."""
+    stages = auto_stage_count(view)
+    if stages is None:
+        return None
+    ml = _part(view, "mainloop")
+    m, n, k = _tile(view, 0), _tile(view, 1), _tile(view, 2)
+    stage = -(-(-(-ml["element_a_bits"] * m * k // 8) + -(-ml["element_b_bits"] * n * k // 8)) // 128) * 128 + 16
+    return SM90_SMEM_CAPACITY - stages * stage
+
+
+@derived("tma_epilogue")
+def tma_epilogue(view: View) -> bool | None:
+    s = epilogue_schedule(view)
+    return None if s is None else s in ("TmaWarpSpecialized", "TmaWarpSpecializedCooperative")
+
+
+@derived("epilogue_tile_min_bytes")
+def epilogue_tile_min_bytes(view: View) -> int | None:
+    """A lower bound of a TMA epilogue's shared memory: one automatic epilogue tile of D
+    (cooperative: min(128, TileM) x gcd(min(32, TileN), TileN); otherwise min(64, TileM) x
+    gcd(min(32 or 64, TileN), TileN) — sm90_compute_tile_shape_or_override in the epilogue builder)."""
+    ep = _part(view, "epilogue")
+    m, n, bits = _tile(view, 0), _tile(view, 1), ep.get("element_d_bits")
+    sched = epilogue_schedule(view)
+    if not all(isinstance(x, int) for x in (m, n, bits)) or sched is None or \
+            _short(ep.get("epilogue_tile")) != "EpilogueTileAuto":
+        return None
+    if sched == "TmaWarpSpecializedCooperative":
+        tm, tn = min(128, m), math.gcd(min(32, n), n)
+    else:
+        tm, tn = min(64, m), math.gcd(min(64 if bits == 8 and n % 64 == 0 else 32, n), n)
+    return tm * tn * bits // 8
+
+
+@derived("auto_stages_leave_no_epilogue_room")
+def auto_stages_leave_no_epilogue_room(view: View) -> bool | None:
+    if tma_epilogue(view) is not True:
+        return None if tma_epilogue(view) is None else False
+    left, need = auto_stage_leftover_bytes(view), epilogue_tile_min_bytes(view)
+    return None if left is None or need is None else left < need
+
+
+@derived("tile_scheduler")
+def tile_scheduler(view: View) -> str | None:
+    return _short(_get(view, "kernel.tile_scheduler"))
+
+
+@derived("fp8_fast_accum_schedule")
+def fp8_fast_accum_schedule(view: View) -> bool | None:
+    s = kernel_schedule(view)
+    return None if s is None else s.endswith("FP8FastAccum")
+
+
+@derived("ab_both_fp8")
+def ab_both_fp8(view: View) -> bool | None:
+    ml = _part(view, "mainloop")
+    a, b = ml.get("element_a"), ml.get("element_b")
+    if not isinstance(a, str) or not isinstance(b, str):
+        return None
+    return a in _FP8 and b in _FP8
+
+
+@derived("fp8_promotion_steps")
+def fp8_promotion_steps(view: View) -> int | None:
+    """MMAs per K tile of the FP8 (non-fast-accumulation) mainloop: TileK / 32."""
+    k = tile_k(view)
+    return None if k is None or k % 32 else k // 32
+
+
+@derived("fp8_promotion_interval_ok")
+def fp8_promotion_interval_ok(view: View) -> bool | None:
+    """can_implement of the FP8 TMA mainloop: mma_promotion_interval (default 4) % (TileK / 32) == 0."""
+    steps = fp8_promotion_steps(view)
+    return None if steps is None else 4 % steps == 0
+
+
+@derived("cluster_size")
+def cluster_size(view: View) -> int | None:
+    c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
+    return None if c is None else c[0] * c[1] * c[2]
+
+
+@derived("cluster_k")
+def cluster_k(view: View) -> int | None:
+    c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
+    return None if c is None else c[2]
+
+
+@derived("cluster_shape_text")
+def cluster_shape_text(view: View) -> str | None:
+    c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
+    return None if c is None else "x".join(map(str, c))
+
+
+@derived("builder_arch")
+def builder_arch(view: View) -> str | None:
+    return _short(_get(view, "mainloop.arch")) or _short(_get(view, "epilogue.arch"))
+
+
+# ---- CUTLASS 2.x ------------------------------------------------------------------------------
+def _shape2x(view: View, name: str) -> list[int] | None:
+    return _ints(_part(view, "gemm").get(name), 3)
+
+
+@derived("warp_divides_threadblock")
+def warp_divides_threadblock(view: View) -> bool | None:
+    tb, warp = _shape2x(view, "threadblock_shape"), _shape2x(view, "warp_shape")
+    if tb is None or warp is None or 0 in warp:
+        return None
+    return all(t % w == 0 for t, w in zip(tb, warp))
+
+
+@derived("warp_k_mmas")
+def warp_k_mmas(view: View) -> int | None:
+    """Warp-level MMAs per K step of a 2.x warp tile: WarpShape::kK / InstructionShape::kK."""
+    warp, inst = _shape2x(view, "warp_shape"), _shape2x(view, "instruction_shape")
+    if warp is None or inst is None or inst[2] == 0 or warp[2] % inst[2]:
+        return None
+    return warp[2] // inst[2]
+
+
+@derived("warp_k_mmas_valid")
+def warp_k_mmas_valid(view: View) -> bool | None:
+    n = warp_k_mmas(view)
+    return None if n is None else n >= 2 and n % 2 == 0
+
+
+# mma.sync shapes of arch::Mma for tensor ops (arch/mma_sm75.h, arch/mma_sm80.h), by A/B element
+_MMA_SYNC_SHAPES = {
+    "cutlass::half_t": {(16, 8, 16), (16, 8, 8)},
+    "cutlass::bfloat16_t": {(16, 8, 16), (16, 8, 8)},
+    "cutlass::tfloat32_t": {(16, 8, 8), (16, 8, 4)},
+    "int8_t": {(16, 8, 32), (16, 8, 16), (8, 8, 16)},
+    "uint8_t": {(16, 8, 32), (16, 8, 16), (8, 8, 16)},
+}
+
+
+@derived("instruction_shape_supported")
+def instruction_shape_supported(view: View) -> bool | None:
+    """A 2.x tensor-op InstructionShape that arch::Mma defines for these element types."""
+    g = _part(view, "gemm")
+    inst, a, b = _shape2x(view, "instruction_shape"), g.get("element_a"), g.get("element_b")
+    if _short(g.get("op_class")) != "OpClassTensorOp" or inst is None or a != b or a not in _MMA_SYNC_SHAPES:
+        return None
+    return tuple(inst) in _MMA_SYNC_SHAPES[a]
+
+
+@derived("default_config_problem")
+def default_config_problem(view: View) -> str | None:
+    """Why CUTLASS has no DefaultGemmConfiguration for a 2.x GEMM that relies on the defaults."""
+    value = _part(view, "gemm").get("default_config_problem")
+    return value if isinstance(value, str) and value else None
+
+
+@derived("defaults_missing")
+def defaults_missing(view: View) -> bool | None:
+    if _part(view, "gemm") == {}:
+        return None
+    return default_config_problem(view) is not None
+
+
+@derived("access_bits_a")
+def access_bits_a(view: View) -> int | None:
+    return _alignment_bits(view, "gemm", "a")
+
+
+@derived("access_bits_b")
+def access_bits_b(view: View) -> int | None:
+    return _alignment_bits(view, "gemm", "b")
+
+
+@derived("cp_async_access_ok")
+def cp_async_access_ok(view: View) -> bool | None:
+    """A multistage (Stages >= 3, cp.async) 2.x mainloop copies 4, 8 or 16 bytes per access:
+    AlignmentA x bits(A) and AlignmentB x bits(B) must be 32, 64 or 128."""
+    stages = _part(view, "gemm").get("stages")
+    a, b = access_bits_a(view), access_bits_b(view)
+    if not isinstance(stages, int):
+        return None
+    if stages < 3:
+        return True
+    if (a is not None and a not in (32, 64, 128)) or (b is not None and b not in (32, 64, 128)):
+        return False
+    return None if a is None or b is None else True
+
+
+@derived("smem_bytes_2x")
+def smem_bytes_2x(view: View) -> int | None:
+    """Shared memory of a 2.x multistage mainloop: Stages x (TB_M x TB_K x bits(A) + TB_N x TB_K x bits(B)) / 8."""
+    g = _part(view, "gemm")
+    tb, stages, bits_a, bits_b = _shape2x(view, "threadblock_shape"), g.get("stages"), g.get("element_a_bits"), \
+        g.get("element_b_bits")
+    if tb is None or not all(isinstance(x, int) for x in (stages, bits_a, bits_b)):
+        return None
+    return stages * (tb[0] * tb[2] * bits_a + tb[1] * tb[2] * bits_b) // 8
+
+
+@derived("smem_fits_sm90_2x")
+def smem_fits_sm90_2x(view: View) -> bool | None:
+    need = smem_bytes_2x(view)
+    return None if need is None else need <= SM90_SMEM_CAPACITY

@@ -76,6 +76,8 @@ def cutlass_view(g: CutlassGemm) -> dict[str, Any]:
                 values[f.name] = p.value if p.known else UNKNOWN
                 if p.bits is not None:
                     values[f"{f.name}_bits"] = p.bits
+        if getattr(part, "default_config_problem", ""):
+            values["default_config_problem"] = part.default_config_problem
         view[prefix] = values
     return view
 
