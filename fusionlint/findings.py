@@ -35,12 +35,19 @@ class Finding:
 
 INTERNAL_ERROR = "FL000"  # a file that could not be checked (unreadable, libclang failure, our bug)
 UNUSED_SUPPRESSION = "FL001"  # a `// fusionlint: ignore...` comment that matches no finding
+CUTLASS_STATIC_ASSERT = "FL300"  # a CUTLASS static_assert that fails when libclang instantiates the GEMM
 
 # Codes that are not YAML rules: (name, description). Selection, SARIF and the docs know them.
 BUILTIN_CODES: dict[str, tuple[str, str]] = {
     INTERNAL_ERROR: ("file-not-checked",
                      "The file could not be checked (unreadable, a libclang failure, or a fusionlint bug); "
                      "the other files are still checked."),
+    CUTLASS_STATIC_ASSERT: ("cutlass-static-assert",
+                            "With the CUTLASS headers on the include path (instantiated mode), libclang "
+                            "instantiates each GEMM; a CUTLASS static_assert that fails is reported at the "
+                            "user's line that instantiates it, with the assertion's own message. It is CUTLASS's "
+                            "own check, so nvcc would stop at the same assertion. Reported only when no "
+                            "fusionlint rule already explains an error in that GEMM."),
     UNUSED_SUPPRESSION: ("unused-suppression",
                          "A `// fusionlint: ignore...` comment that suppresses no finding, an unknown code in "
                          "one, or an ignore-begin/ignore-end without its partner. Remove or fix the comment."),

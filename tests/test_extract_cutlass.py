@@ -527,3 +527,32 @@ def test_wheel_hopper_examples_instantiated(example):
         # 49 builds its GEMMs in ExampleRunner<...> objects: reached through runner.run()'s body
         assert g.mode == "instantiated", (g.context, g.notes)
         assert g.built.get("mainloop.stages")
+
+
+@needs_cutlass
+def test_cutlass_static_assert_becomes_a_finding_when_no_rule_explains_it():
+    """Instantiated mode: a CUTLASS/CuTe static_assert no rule covers is reported as FL300 at the
+    user's line, with the assertion's text; a GEMM a rule already flags gets no FL300 on top."""
+    from fusionlint.rules.engine import run_rules
+    from fusionlint.rules.loader import load_rules
+    from fusionlint.facts import FileFacts
+
+    rules = load_rules([])
+    (g,) = gemms_instantiated(str(EXTRACT / "static_assert_epilogue_tile.cu"))
+    assert g.mode == "instantiated"
+    found = run_rules(rules, FileFacts(str(EXTRACT / "static_assert_epilogue_tile.cu"), cutlass=[g]))
+    assert {f.code for f in found} == {"FL300"}
+    assert any("Unsupported tile shape" in f.message for f in found)
+    lines = _lines_of_gemm(g)
+    assert all(f.path == str(EXTRACT / "static_assert_epilogue_tile.cu") and f.line in lines for f in found)
+
+    (g96,) = gemms_instantiated(str(EXTRACT / "static_assert_tile_m96.cu"))
+    assert g96.diagnostics  # CUTLASS's assertion is there ...
+    codes = {f.code for f in run_rules(rules, FileFacts(str(EXTRACT / "static_assert_tile_m96.cu"), cutlass=[g96]))}
+    assert "FL300" not in codes and {"FL303", "FL308"} <= codes  # ... but the rules already explain it
+
+
+def _lines_of_gemm(g) -> set[int]:
+    from fusionlint.frontend.cutlass import _lines_of
+
+    return set(_lines_of(g))

@@ -9,7 +9,7 @@ from dataclasses import fields as dataclass_fields
 
 from fusionlint.cutlass_facts import CutlassGemm, Param
 from fusionlint.facts import AttrSet, Configuration, FileFacts
-from fusionlint.findings import Finding, Related
+from fusionlint.findings import BUILTIN_CODES, CUTLASS_STATIC_ASSERT, Finding, Related
 from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.frontend.values import Known, Loc, Unknown, Value
 from fusionlint.rules import derived
@@ -216,13 +216,32 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
     for g in facts.cutlass:
         view = cutlass_view(g)
         view["arch"] = arch
+        explained = False
         for rule in by_scope.get("cutlass", []):
             if evaluate(rule.when, view) is True:
                 findings.append(_finding(rule, view, _cutlass_where(rule, g)))
+                explained = explained or rule.severity == "error"
+        if not explained:
+            findings += static_assert_findings(g)
     unique: dict[tuple, Finding] = {}
     for f in findings:
         unique.setdefault((f.code, f.path, f.line, f.column), f)
     return list(unique.values())
+
+
+def static_assert_findings(g: CutlassGemm, limit: int = 3) -> list[Finding]:
+    """FL300: CUTLASS static_asserts that failed when libclang instantiated the GEMM (instantiated mode)."""
+    out = []
+    for d in [d for d in g.diagnostics if d.kind == "static_assert"][:limit]:
+        related = (Related(d.header_loc.path, d.header_loc.line, d.header_loc.column, "the assertion in CUTLASS"),) \
+            if d.header_loc is not None else ()
+        out.append(Finding(CUTLASS_STATIC_ASSERT, BUILTIN_CODES[CUTLASS_STATIC_ASSERT][0], "error", d.at.path,
+                           d.at.line, d.at.column,
+                           f'CUTLASS static_assert fails for {g.name or "this GEMM"}: "{d.message}" (found by '
+                           f"instantiating the templates with the CUTLASS headers; nvcc stops at the same assertion)",
+                           "change the template argument the assertion names; `fusionlint facts` shows the "
+                           "GEMM's resolved arguments", related))
+    return out
 
 
 def _cutlass_where(rule: Rule, g: CutlassGemm) -> Loc:
