@@ -232,7 +232,6 @@ def _relint(unit: Unit, rules, options, arch: str, header: Path) -> None:
 def analyse_file(path: str, include_dirs: list[str], defines: list[str], std: str, system_headers: bool,
                  arch: str, rulesets: list[str]) -> tuple[list[dict], str]:
     """Every configuration of one file as Unit dicts (probe source included); picklable for a pool."""
-    from fusionlint.evidence import probegen, probegen_cutlass
     from fusionlint.frontend.parse import ParseOptions
     from fusionlint.pipeline import SkipFile, extract_file
     from fusionlint.rules.loader import load_rules
@@ -246,12 +245,20 @@ def analyse_file(path: str, include_dirs: list[str], defines: list[str], std: st
         return [], ""
     except Exception as exc:  # noqa: BLE001 - the file could not be checked: say so, go on
         return [], f"{path}: not checked: {type(exc).__name__}: {exc}".splitlines()[0]
+    units = units_of_facts(facts, text, rules, options, arch)
+    note = f"{path}: part not checked: {'; '.join(facts.internal_errors)}" if facts.internal_errors else ""
+    return [asdict(u) for u in units], note
+
+
+def units_of_facts(facts, text: str, rules, options, arch: str = "sm_90") -> list[Unit]:
+    """The configurations of one file's facts, each with its own findings and its probe."""
+    from fusionlint.evidence import probegen, probegen_cutlass
+
     units = _cublaslt_units(facts, rules, arch) + _cutlass_units(facts, text, rules, arch)
     for u in units:
         header = probegen.probe_header() if u.library == "cublaslt" else probegen_cutlass.probe_header()
         _relint(u, rules, options, arch, header)
-    note = f"{path}: part not checked: {'; '.join(facts.internal_errors)}" if facts.internal_errors else ""
-    return [asdict(u) for u in units], note
+    return units
 
 
 # ---- what the rules' recorded evidence says a finding does ---------------------------------------------
@@ -308,6 +315,66 @@ def _report_unit(u: Unit) -> list[str]:
     return lines
 
 
+def _probe_key(source: str) -> str:
+    """A probe's program without its header comment: configurations that differ only in where they
+    were found build once."""
+    return "\n".join(ln for ln in source.splitlines() if not ln.startswith("//"))
+
+
+class _Builder:
+    """Writes probes and builds them while the other files are still being linted; identical probes
+    build once. Build and run are the evidence harness's (harness.build, harness.run_built)."""
+
+    def __init__(self, args, nvcc: str, jobs: int, probe_dir: Path, bin_dir: Path):
+        self.args, self.nvcc, self.probe_dir, self.bin_dir = args, nvcc, probe_dir, bin_dir
+        self.pool = cf.ThreadPoolExecutor(jobs)
+        self.toolchains: dict[str, harness.Toolchain] = {}
+        self.builds: dict[str, tuple[Path, cf.Future]] = {}
+
+    def toolchain(self, library: str) -> harness.Toolchain:
+        if library not in self.toolchains:
+            args = self.args
+            user = list(args.include or [])
+            arch = args.arch if args.arch.startswith("sm_") else "sm_90a"
+            common = dict(nvcc=self.nvcc, arch=arch, build_timeout=args.timeout, run_timeout=max(60, args.timeout // 2))
+            if library == "cublaslt":
+                inc, libs, link = find_cublas([])
+                self.toolchains[library] = harness.Toolchain(include_dirs=list(dict.fromkeys(user + inc)),
+                                                             lib_dirs=libs, link=link, **common)
+            else:
+                self.toolchains[library] = harness.Toolchain(include_dirs=list(dict.fromkeys(user + find_cutlass(user))),
+                                                             link=[], **common)
+        return self.toolchains[library]
+
+    def add(self, u: Unit) -> None:
+        if not u.probe_source:
+            return
+        key = _probe_key(u.probe_source)
+        if key in self.builds:
+            u.probe = str(self.builds[key][0])
+            return
+        tc = self.toolchain(u.library)
+        path = self.probe_dir / f"{u.index:03d}_{u.probe_name}"
+        path.write_text(u.probe_source, encoding="utf-8")
+        u.probe = str(path)
+        self.builds[key] = (path, self.pool.submit(harness.build, path, harness._exe(path, self.bin_dir), tc))
+
+    def outcomes(self) -> dict[str, harness.Outcome]:
+        """Wait for the builds, run what built (in parallel), parse each program's EVIDENCE lines."""
+        done: dict[str, harness.Outcome] = {}
+        built = []
+        for path, fut in self.builds.values():
+            rc, log = fut.result()
+            if rc == 0:
+                built.append(path)
+            else:
+                done[str(path)] = harness.Outcome(str(path), rc, log=harness.clip_log(log))
+        timeout = max(60, self.args.timeout // 2)
+        for o in self.pool.map(lambda p: harness.run_built(p, self.bin_dir, timeout), built):
+            done[o.source] = o
+        return done
+
+
 def run_verify(args, files: list[Path]) -> int:
     from fusionlint.evidence import probegen, probegen_cutlass
     from fusionlint.rules.loader import load_rules
@@ -330,62 +397,64 @@ def run_verify(args, files: list[Path]) -> int:
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     work = [(str(f), list(args.include or []), list(args.define or []), args.std or "c++17",
              not args.no_system_headers, args.arch, list(args.ruleset or [])) for f in files]
+    keep = Path(args.keep) if args.keep else None
     units: list[Unit] = []
     notes: list[str] = []
-    if jobs == 1 or len(work) == 1:
-        results = [analyse_file(*w) for w in work]
-    else:
-        with cf.ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            results = list(pool.map(analyse_file, *zip(*work)))
-    for dicts, note in results:
-        units += [Unit(**d) for d in dicts]
-        if note:
-            notes.append(note)
-    for i, u in enumerate(units, 1):
-        u.index = i
-    if args.config:
-        wanted = set(args.config)
-        bad = sorted(n for n in wanted if not 1 <= n <= len(units))
-        if bad:
-            raise ValueError(f"--config {bad[0]}: there are {len(units)} configurations")
-        units = [u for u in units if u.index in wanted]
-    if not units:
-        print("fusionlint verify: no GEMM configurations found", file=sys.stderr)
-        return 0
-
-    include_dirs = list(args.include or [])
-    lib_dirs: list[str] = []
-    link: list[str] = []
-    if any(u.library == "cublaslt" and u.probe_source for u in units):
-        cub_inc, cub_lib, link = find_cublas([])
-        include_dirs += cub_inc
-        lib_dirs += cub_lib
-    if any(u.library == "cutlass" and u.probe_source for u in units):
-        include_dirs += find_cutlass(list(args.include or []))
-    tc = harness.Toolchain(nvcc=nvcc, include_dirs=list(dict.fromkeys(include_dirs)), lib_dirs=lib_dirs, link=link,
-                           arch=args.arch if args.arch.startswith("sm_") else "sm_90a",
-                           build_timeout=args.timeout, run_timeout=max(60, args.timeout // 2))
-
-    keep = Path(args.keep) if args.keep else None
     with tempfile.TemporaryDirectory(prefix="fusionlint-verify-") as tmp:
         probe_dir = keep / "probes" if keep else Path(tmp) / "probes"
-        probe_dir.mkdir(parents=True, exist_ok=True)
+        bin_dir = keep / "bin" if keep else Path(tmp) / "bin"
+        for d in (probe_dir, bin_dir):
+            d.mkdir(parents=True, exist_ok=True)
         shutil.copy(probegen.probe_header(), probe_dir / probegen.probe_header().name)
         shutil.copy(probegen_cutlass.probe_header(), probe_dir / probegen_cutlass.HEADER)
-        sources = []
-        for u in units:
-            if not u.probe_source:
-                continue
-            path = probe_dir / f"{u.index:03d}_{u.probe_name}"
-            path.write_text(u.probe_source, encoding="utf-8")
-            u.probe = str(path)
-            sources.append(path)
-        print(f"fusionlint verify: {len(units)} configurations in {len({u.path for u in units})} files; "
-              f"building {len(sources)} probes ({jobs} jobs, {tc.build_timeout}s each) on {gpu}", file=sys.stderr)
-        info, outcomes = harness.run_all(sources, jobs, toolchain=tc, workdir=keep / "bin" if keep else None)
-    by_source = {o.source: o for o in outcomes}
+        builder = _Builder(args, nvcc, jobs, probe_dir, bin_dir)
+        try:
+            # Lint file by file (in parallel); with every configuration wanted, each file's probes start
+            # building as soon as the file is linted.
+            pipelined = not args.config
+            per_file: dict[int, list[Unit]] = {}
+            if jobs == 1 or len(work) == 1:
+                lint_results = ((i, analyse_file(*w)) for i, w in enumerate(work))
+                pool = None
+            else:
+                pool = cf.ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn"))
+                futures = {pool.submit(analyse_file, *w): i for i, w in enumerate(work)}
+                lint_results = ((futures[f], f.result()) for f in cf.as_completed(futures))
+            try:
+                for i, (dicts, note) in lint_results:
+                    per_file[i] = [Unit(**d) for d in dicts]
+                    for k, u in enumerate(per_file[i]):
+                        u.index = i * 10000 + k + 1  # provisional, for unique probe names
+                        if pipelined:
+                            builder.add(u)
+                    if note:
+                        notes.append(note)
+            finally:
+                if pool is not None:
+                    pool.shutdown(cancel_futures=True)
+            units = [u for i in sorted(per_file) for u in per_file[i]]
+            for n, u in enumerate(units, 1):
+                u.index = n
+            if args.config:
+                bad = sorted(n for n in set(args.config) if not 1 <= n <= len(units))
+                if bad:
+                    raise ValueError(f"--config {bad[0]}: there are {len(units)} configurations")
+                units = [u for u in units if u.index in set(args.config)]
+                for u in units:
+                    builder.add(u)
+            if not units:
+                print("fusionlint verify: no GEMM configurations found", file=sys.stderr)
+                return 0
+            print(f"fusionlint verify: {len(units)} configurations in {len({u.path for u in units})} files, "
+                  f"{len(builder.builds)} distinct probes ({jobs} jobs, {args.timeout}s a build) on {gpu}",
+                  file=sys.stderr)
+            tc = next(iter(builder.toolchains.values()), harness.Toolchain(nvcc=nvcc, link=[]))
+            info = harness.machine(Path(tmp), builder.toolchains.get("cublaslt", tc))
+            outcomes = builder.outcomes()
+        finally:
+            builder.pool.shutdown(cancel_futures=True)
     for u in units:
-        o = by_source.get(u.probe)
+        o = outcomes.get(u.probe)
         if o is not None:
             u.outcome = o.to_dict()
             u.observed = harness.describe(o)
@@ -401,7 +470,8 @@ def run_verify(args, files: list[Path]) -> int:
     disagree = [u for u in verified if not u.agree]
     summary = (f"{len(units)} configurations: {len(verified) - len(disagree)} agree, {len(disagree)} disagree, "
                f"{len(units) - len(verified)} not verified")
-    machine = ", ".join(str(info[k]) for k in ("gpu", "compute_capability", "cublaslt_version", "nvcc") if info.get(k))
+    machine = ", ".join(f"{k} {info[k]}" for k in ("gpu", "compute_capability", "cublaslt_version", "nvcc")
+                        if info.get(k))
     lines.append(f"machine: {machine or gpu}")
     lines.append(summary)
     print("\n".join(lines))
