@@ -123,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", metavar="FILE", help="also write the result as JSON to FILE")
     verify.add_argument("--arch", default="sm_90a", help="target architecture (default: sm_90a)")
     verify.add_argument("--ruleset", action="append", metavar="FILE")
+    verify.add_argument("-v", "--verbose", action="store_true", help="report each lint and build on stderr as it ends")
     _add_frontend_args(verify)
 
     test = sub.add_parser("test-rules", help="check ruleid/ok-annotated fixture files against the rules")

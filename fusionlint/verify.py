@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -357,7 +358,15 @@ class _Builder:
         path = self.probe_dir / f"{u.index:03d}_{u.probe_name}"
         path.write_text(u.probe_source, encoding="utf-8")
         u.probe = str(path)
-        self.builds[key] = (path, self.pool.submit(harness.build, path, harness._exe(path, self.bin_dir), tc))
+        self.builds[key] = (path, self.pool.submit(self._build, path, tc))
+
+    def _build(self, path: Path, tc: harness.Toolchain) -> tuple[int, str]:
+        start = time.monotonic()
+        rc, log = harness.build(path, harness._exe(path, self.bin_dir), tc)
+        if self.args.verbose:
+            print(f"fusionlint verify: built {path.name}: rc={rc} in {time.monotonic() - start:.0f}s", file=sys.stderr,
+                  flush=True)
+        return rc, log
 
     def outcomes(self) -> dict[str, harness.Outcome]:
         """Wait for the builds, run what built (in parallel), parse each program's EVIDENCE lines."""
@@ -422,6 +431,9 @@ def run_verify(args, files: list[Path]) -> int:
                 lint_results = ((futures[f], f.result()) for f in cf.as_completed(futures))
             try:
                 for i, (dicts, note) in lint_results:
+                    if args.verbose:
+                        print(f"fusionlint verify: linted {work[i][0]}: {len(dicts)} configurations", file=sys.stderr,
+                              flush=True)
                     per_file[i] = [Unit(**d) for d in dicts]
                     for k, u in enumerate(per_file[i]):
                         u.index = i * 10000 + k + 1  # provisional, for unique probe names
