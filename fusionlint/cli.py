@@ -239,14 +239,14 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from fusionlint.verify import Missing, run_verify
+    from fusionlint.verify import Missing, VerifyUsageError, run_verify
 
     try:
         return run_verify(args, _collect(args.paths))
     except Missing as exc:
         print(f"fusionlint: error: cannot verify on this machine: it needs {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except ValueError as exc:
+    except VerifyUsageError as exc:
         raise UsageError(str(exc)) from exc
 
 

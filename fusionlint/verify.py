@@ -43,6 +43,10 @@ class Missing(Exception):
     """What this machine lacks to verify (one line)."""
 
 
+class VerifyUsageError(Exception):
+    """A wrong argument (one line)."""
+
+
 # ---- the machine -----------------------------------------------------------------------------------
 
 def find_nvcc() -> str | None:
@@ -450,7 +454,7 @@ def run_verify(args, files: list[Path]) -> int:
             if args.config:
                 bad = sorted(n for n in set(args.config) if not 1 <= n <= len(units))
                 if bad:
-                    raise ValueError(f"--config {bad[0]}: there are {len(units)} configurations")
+                    raise VerifyUsageError(f"--config {bad[0]}: there are {len(units)} configurations")
                 units = [u for u in units if u.index in set(args.config)]
                 for u in units:
                     builder.add(u)

@@ -67,8 +67,8 @@ int main() {
   int rt = 0, drv = 0, dev = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
-  cudaDeviceProp p;
-  cudaGetDeviceProperties(&p, dev);
+  cudaDeviceProp p = {};
+  if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) p.name[0] = 0;
   std::printf("{\"gpu\": \"%s\", \"compute_capability\": \"%d.%d\", \"sm_count\": %d, "
               "\"cublaslt_version\": %zu, \"cudart_version\": %d, \"driver_api_version\": %d}\n",
               p.name, p.major, p.minor, p.multiProcessorCount, cublasLtGetVersion(), rt, drv);
@@ -140,7 +140,7 @@ def parse_output(source: str, build_rc: int, run_rc: int | None, log: str) -> Ou
 
 def _run(cmd: list[str], timeout: int, env: dict | None = None) -> tuple[int | None, str]:
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
         return r.returncode, r.stdout + r.stderr
     except subprocess.TimeoutExpired as exc:
         return None, f"timed out after {timeout}s: {exc}"
