@@ -90,6 +90,20 @@ def test_diagnostics_and_missing_headers_match(tmp_path: Path, text: str, missin
         assert u.missing_headers == plain.missing_headers
 
 
+def test_cuda_prelude_alone_is_shared(tmp_path: Path) -> None:
+    """A CUDA file without a leading include block still gets the CUDA prelude (cuda_runtime.h) from
+    a PCH shared by every CUDA file with the same arguments."""
+    path = tmp_path / "no_preamble.cu"
+    path.write_text("static int first_declaration;\n" + (FIXTURES / "cublaslt" / "extract" / "fp8_locals.cu").read_text())
+    aged(path)
+    plain, plain_record, runs = three_runs(path, True, tmp_path / "pch")
+    assert plain.facts.configurations
+    assert [rec["pch"] for _, rec in runs] == [None, "prelude", "prelude"]
+    for r, rec in runs:
+        assert r.findings == plain.findings and facts_json(r.facts) == facts_json(plain.facts)
+        assert sorted(rec["includes"]) == sorted(plain_record["includes"])
+
+
 def test_changed_header_rebuilds_the_pch(tmp_path: Path) -> None:
     src = tmp_path / "lt.cpp"
     (tmp_path / "types.h").write_text("typedef long long transa_t;\n")

@@ -207,8 +207,8 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
         tu, diags, missing = _parse_rounds(str(path), args, unsaved)
         unit = ParsedUnit(path=path, tu=tu, args=args, diagnostics=diags, missing_headers=missing,
                           header_mode=mode, includes=_real_includes(tu))
-        if options.pch_dir and text is not None:
-            _note_preamble(path, args, text, Path(options.pch_dir), len(unit.includes))
+    if options.pch_dir and text is not None and unit.pch != "used":
+        _note_preamble(path, args, text, Path(options.pch_dir), len(unit.includes))
     global last_unit_record
     last_unit_record = {"path": str(path), "includes": unit.includes, "missing": unit.missing_headers,
                         "args": args, "pch": unit.pch}
@@ -292,23 +292,41 @@ def _pch_args(args: list[str]) -> list[str]:
     return out
 
 
-def _pch_key(path: Path, args: list[str], pre: Preamble) -> str:
+PRELUDE_ONLY = f"{VIRTUAL_ROOT}/fusionlint_prelude_pch.h"
+
+
+def _pch_target(path: Path, args: list[str], pre: Preamble) -> tuple[str, str]:
+    """(key, path of the header compiled into the PCH). A file's own preamble is compiled as a header
+    in its directory (quoted includes resolve the same); the CUDA prelude alone (an empty preamble)
+    is one PCH for every CUDA file with these arguments."""
     from fusionlint import cache
 
+    if not pre.lines:
+        return cache.digest("pch", cache.fusionlint_key(), cache.libclang_key(), os.getcwd(), args), PRELUDE_ONLY
+    header_path = str(path.parent.absolute() / PREAMBLE_NAME)
     return cache.digest("pch", cache.fusionlint_key(), cache.libclang_key(), os.getcwd(), args,
-                        str(path.parent.absolute()), pre.header)
+                        header_path, pre.header), header_path
+
+
+def _candidates(path: Path, args: list[str], text: str) -> list[Preamble]:
+    """The PCHs a file could use, best first: its own preamble, then (CUDA) the prelude alone."""
+    out = []
+    pre = split_preamble(text)
+    if pre is not None:
+        out.append(pre)
+    if PRELUDE in args:
+        out.append(Preamble((), "", text))
+    return out
 
 
 def _note_preamble(path: Path, args: list[str], text: str, pch_dir: Path, n_includes: int) -> None:
-    """After a normal parse: remember that this preamble was seen (so the next sighting builds a PCH)."""
-    pre = split_preamble(text)
-    if pre is None:
-        return
+    """After a normal parse: remember that these preambles were seen (the next sighting builds a PCH)."""
     from fusionlint import cache
 
-    meta_path = pch_dir / f"{_pch_key(path, args, pre)}.json"
-    if cache.read_json(meta_path) is None:
-        cache.write_atomic(meta_path, json.dumps({"seen": time.time(), "n_includes": n_includes}).encode())
+    for pre in _candidates(path, args, text):
+        meta_path = pch_dir / f"{_pch_target(path, args, pre)[0]}.json"
+        if cache.read_json(meta_path) is None:
+            cache.write_atomic(meta_path, json.dumps({"seen": time.time(), "n_includes": n_includes}).encode())
 
 
 def _lock(path: Path) -> bool:
@@ -329,26 +347,31 @@ def _lock(path: Path) -> bool:
         return False
 
 
-def _build_pch(path: Path, key: str, args: list[str], unsaved: list[tuple[str, str]], pre: Preamble,
-               pch_dir: Path) -> dict | None:
+def _build_pch(path: Path, key: str, header_path: str, args: list[str], unsaved: list[tuple[str, str]],
+               pre: Preamble, pch_dir: Path) -> dict | None:
     """Compile the preamble into ``<key>.pch`` and return its record (None: not possible here)."""
     from fusionlint import cache
 
-    header_path = str(path.parent.absolute() / PREAMBLE_NAME)
     lock = pch_dir / f"{key}.lock"
     if not _lock(lock):
         return None  # another process is building it: parse normally meanwhile
     try:
         since = time.time()
         tu, diags, missing = _parse_rounds(header_path, _pch_args(args), unsaved + [(header_path, pre.header)])
+        includes = _real_includes(tu)
         if any(d.severity == "fatal" or (d.path == header_path and d.severity == "error") for d in diags):
-            return None  # the preamble stops the parse, or has errors of its own: no PCH for it
+            # the preamble stops the parse, or has errors of its own: no PCH while its headers stay the same
+            deps = cache.dependencies(includes, since)
+            if deps is not None:
+                cache.write_atomic(pch_dir / f"{key}.json", json.dumps(
+                    {"key": key, "failed": True, "deps": deps,
+                     "absent": cache.absent_candidates(missing, str(path), args, includes)}).encode())
+            return None
         inclusions = []
         for inc in tu.get_includes():
             src = inc.source.name if inc.source is not None else ""
             tgt = inc.include.name if inc.include is not None else ""
             inclusions.append([src, tgt, inc.depth])
-        includes = _real_includes(tu)
         deps = cache.dependencies(includes, since)
         if deps is None:
             return None
@@ -379,27 +402,35 @@ def _build_pch(path: Path, key: str, args: list[str], unsaved: list[tuple[str, s
 
 def _parse_with_pch(path: Path, args: list[str], mode: dict[str, str], unsaved: list[tuple[str, str]],
                     text: str, pch_dir: Path) -> ParsedUnit | None:
-    """The file parsed with its precompiled preamble, or None (parse it normally)."""
+    """The file parsed with a precompiled preamble, or None (parse it normally)."""
+    for pre in _candidates(path, args, text):
+        unit = _parse_with(path, args, mode, unsaved, pre, pch_dir)
+        if unit is not None:
+            return unit
+    return None
+
+
+def _parse_with(path: Path, args: list[str], mode: dict[str, str], unsaved: list[tuple[str, str]],
+                pre: Preamble, pch_dir: Path) -> ParsedUnit | None:
     from fusionlint import cache
 
-    pre = split_preamble(text)
-    if pre is None:
-        return None
-    key = _pch_key(path, args, pre)
-    meta_path = pch_dir / f"{key}.json"
-    meta = cache.read_json(meta_path)
+    key, header_path = _pch_target(path, args, pre)
+    meta = cache.read_json(pch_dir / f"{key}.json")
     if meta is None:
         return None  # first sighting: the normal parse notes it
+    if meta.get("failed"):
+        if meta.get("key") == key and cache._still_valid(meta.get("deps"), meta.get("absent")):
+            return None  # known not to make a PCH
+        meta = {}
     pch_file = pch_dir / f"{key}.pch"
     usable = meta.get("key") == key and pch_file.is_file() and \
         cache._still_valid(meta.get("deps"), meta.get("absent"))
     if not usable:
-        if meta.get("key") is None and int(meta.get("n_includes", 0)) < PCH_MIN_INCLUDES:
+        if meta.get("key") is None and int(meta.get("n_includes", PCH_MIN_INCLUDES)) < PCH_MIN_INCLUDES:
             return None
-        meta = _build_pch(path, key, args, unsaved, pre, pch_dir)
+        meta = _build_pch(path, key, header_path, args, unsaved, pre, pch_dir)
         if meta is None:
             return None
-    header_path = meta["header"]
     main_args = list(args)
     if "-include" in main_args and PRELUDE in main_args:  # the PCH holds the prelude already
         i = main_args.index(PRELUDE)
@@ -431,7 +462,7 @@ def _parse_with_pch(path: Path, args: list[str], mode: dict[str, str], unsaved: 
     includes = [d[0] for d in meta["deps"]] + [n for n in _real_includes(tu) if n != str(pch_file)]
     return ParsedUnit(path=path, tu=tu, args=args, diagnostics=[remap(d) for d in meta.get("diagnostics", [])] + diags,
                       missing_headers=list(dict.fromkeys(pch_missing + missing)), header_mode=mode,
-                      includes=list(dict.fromkeys(includes)), pch="used")
+                      includes=list(dict.fromkeys(includes)), pch="used" if pre.lines else "prelude")
 
 
 class _NamedFile:
