@@ -71,6 +71,38 @@ def _templated(p: Param) -> str:
     return f"{p.value}<{', '.join(spell(a) for a in p.args)}>"
 
 
+SCALE_KINDS = ("Default", "NoBetaScaling", "OnlyAlphaScaling", "PerChannelScaling", "OnlyAlphaPerChannelScaling",
+               "Nothing")  # cutlass::epilogue::thread::ScaleType::Kind, in order
+ROUND_STYLES = ("round_indeterminate", "round_toward_zero", "round_to_nearest", "round_to_nearest_satfinite",
+                "round_toward_infinity", "round_toward_neg_infinity", "round_half_ulp_truncate",
+                "round_half_ulp_trunc_dntz")  # cutlass::FloatRoundStyle, in order
+
+
+def _enum(names: tuple[str, ...], prefix: str, value) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return f"{prefix}::{names[value]}"
+    return spell(value)
+
+
+def _functor_2x(name: str, args: list) -> str:
+    """A 2.x epilogue functor (``LinearCombination<float, 4, float, float>``). Instantiated facts list
+    every argument, enums as ints: trailing defaults are left out, the others spelled by name."""
+    args = list(args)
+    if name.startswith("cutlass::epilogue::thread::LinearCombination") and len(args) > 4:
+        defaults = {4: 0, 5: 2, 6: args[0]}
+        while len(args) > 4 and args[-1] == defaults.get(len(args) - 1):
+            args.pop()
+        rendered = [spell(a) for a in args[:4]]
+        if len(args) > 4:
+            rendered.append(_enum(SCALE_KINDS, "cutlass::epilogue::thread::ScaleType", args[4]))
+        if len(args) > 5:
+            rendered.append(_enum(ROUND_STYLES, "cutlass::FloatRoundStyle", args[5]))
+        rendered += [spell(a) for a in args[6:]]
+    else:
+        rendered = [spell(a) for a in args]
+    return f"{name}<{', '.join(rendered)}>"
+
+
 def _gemm_shape(v) -> str:
     return f"cutlass::gemm::GemmShape<{v[0]}, {v[1]}, {v[2]}>"
 
@@ -139,7 +171,7 @@ def _epilogue_builder(e: EpilogueBuilder | None, ml: dict, subs: list[str]) -> t
             args = args[:4]  # the default round style
         if any(x is None for x in args):
             raise NotGenerated(f"epilogue fusion operation {fusion.value}: a template argument is unknown")
-        rendered = [f"(cutlass::FloatRoundStyle){x}" if i == 4 and isinstance(x, int) else spell(x)
+        rendered = [_enum(ROUND_STYLES, "cutlass::FloatRoundStyle", x) if i == 4 else spell(x)
                     for i, x in enumerate(args)]
         items.append((f"{fusion.value}<{', '.join(rendered)}>" if rendered else str(fusion.value), False))
     elif fusion is not None and fusion.unknown:
@@ -326,7 +358,7 @@ def _generate_2x(g: CutlassGemm, subs: list[str]) -> tuple[list[str], str, str |
     epilogue_functor = x.epilogue_op.value if x.epilogue_op.known else None
     no_reference = None
     if x.epilogue_op.known and x.epilogue_op.args and all(v is not None for v in x.epilogue_op.args):
-        epilogue = f"{x.epilogue_op.value}<{', '.join(spell(v) for v in x.epilogue_op.args)}>"
+        epilogue = _functor_2x(x.epilogue_op.value, x.epilogue_op.args)
     else:
         functor = epilogue_functor or (config.epilogue if config else "cutlass::epilogue::thread::LinearCombination")
         count = x.alignment_c.value if x.alignment_c.known else (
