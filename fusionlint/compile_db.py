@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import os
+import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -38,6 +40,24 @@ _ARCH_FLAGS = {"-arch", "--gpu-architecture", "-gencode", "--generate-code", "--
                "-code", "--gpu-code"}
 _ATTACHED = ("-isystem", "-iquote", "-idirafter", "-I", "-D", "-U")  # -IDIR, -DNAME=VALUE
 _SM = re.compile(r"(?:sm|compute)_(\d+)([a-z]?)")
+# -std values passed on to libclang; anything else (a typo, a C standard, text with spaces) is dropped
+_STD = re.compile(r"(?:c|gnu)\+\+(?:98|03|0x|11|1y|14|1z|17|2a|20|2b|23|2c|26)")
+
+
+def _loads_code(flag: str, value: str | None) -> str | None:
+    """Why a (flag, value) pair is worth reporting when dropped: it would load or run code, or
+    read flags from a file (None: an ordinary flag fusionlint has no use for)."""
+    if flag.startswith(("-fplugin", "-fpass-plugin")):
+        return "loads a compiler plugin"
+    if flag == "-Xclang" and value is not None and value.startswith(("-load", "-plugin", "-add-plugin")):
+        return "loads a compiler plugin"
+    if flag == "-mllvm" and value is not None and value.startswith("-load"):
+        return "loads an LLVM plugin"
+    if flag.startswith("@") or flag in ("--options-file", "-optf"):
+        return "response files are not read"
+    if flag in ("-ccbin", "--compiler-bindir") or flag.startswith("-B"):
+        return "names a compiler or tool; nothing is executed"
+    return None
 
 
 class CompileDbError(Exception):
@@ -51,6 +71,8 @@ class CompileFlags:
     std: str | None = None
     extra_args: tuple[str, ...] = ()
     arch: str | None = None
+    # flags that were dropped and are worth reporting (plugins, response files, bad -std...)
+    dropped: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass
@@ -58,6 +80,7 @@ class CompileDb:
     path: Path
     entries: dict[str, CompileFlags] = field(default_factory=dict)  # resolved source path -> flags
     notes: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # one line per dropped flag worth reporting (--verbose)
 
     def lookup(self, source: Path) -> CompileFlags | None:
         return self.entries.get(str(source.resolve()))
@@ -96,20 +119,30 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
     defines: list[str] = []
     std: str | None = None
     archs: list[tuple[int, str]] = []
+    dropped: list[str] = []
 
     def absolute(p: str) -> str:
         return str(directory / p) if not Path(p).is_absolute() else p
 
+    def drop(flag: str, value: str | None, why: str) -> None:
+        dropped.append(f"dropped {flag}{'' if value is None else ' ' + value}: {why}")
+
     def walk(items: list[str]) -> None:
         nonlocal std
         for flag, value in _split(items):
-            if value is None:
-                continue  # a flag without value, a source file, or a response file (@file): dropped
+            why = _loads_code(flag, value)
+            if why:
+                drop(flag, value, why)
+                continue
+            if value is None or "\0" in value:
+                continue  # a flag without value or a source file: dropped
             if flag in ("-Xcompiler", "--compiler-options"):
                 walk(value.split(","))  # host-compiler flags, through the same allow-list
             elif flag in _INCLUDE_FLAGS:
                 if _INCLUDE_FLAGS[flag] == "-I":
                     includes.append(absolute(value))
+                elif flag in ("-include", "--pre-include") and not _regular_file(absolute(value)):
+                    drop(flag, value, "not a regular file")  # never read a FIFO or /dev/zero as a header
                 else:
                     extra.extend([_INCLUDE_FLAGS[flag], absolute(value)])
             elif flag in ("-D", "--define-macro"):
@@ -117,7 +150,10 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
             elif flag in ("-U", "--undefine-macro"):
                 extra.append(f"-U{value}")
             elif flag in ("-std", "--std"):
-                std = value
+                if _STD.fullmatch(value):
+                    std = value
+                else:
+                    drop(flag, value, "not a C++ standard libclang knows")
             elif flag in _ARCH_FLAGS:
                 archs.extend(_archs(value))
 
@@ -126,7 +162,14 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
     if archs:
         num, suffix = max(archs)
         arch = f"sm_{num}{suffix}"
-    return CompileFlags(tuple(includes), tuple(defines), std, tuple(extra), arch)
+    return CompileFlags(tuple(includes), tuple(defines), std, tuple(extra), arch, tuple(dropped))
+
+
+def _regular_file(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def _arguments(entry: dict, where: str) -> list[str]:
@@ -150,6 +193,8 @@ def load(path: Path) -> CompileDb:
         raise CompileDbError(f"{path}: cannot read compilation database: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CompileDbError(f"{path}: malformed compilation database: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise CompileDbError(f"{path}: malformed compilation database: nested too deeply") from None
     if not isinstance(data, list):
         raise CompileDbError(f"{path}: malformed compilation database: expected a JSON array of entries")
     db = CompileDb(path)
@@ -158,13 +203,22 @@ def load(path: Path) -> CompileDb:
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) \
                 or not isinstance(entry.get("directory"), str):
             raise CompileDbError(f"{where}: malformed compilation database: needs 'directory' and 'file' strings")
+        for key in ("directory", "file"):
+            if "\0" in entry[key]:
+                raise CompileDbError(f"{where}: malformed compilation database: '{key}' holds a NUL character")
         directory = path.parent / entry["directory"]  # relative: to the database's directory
-        source = (directory / entry["file"]).resolve()
+        try:
+            source = (directory / entry["file"]).resolve()
+        except (OSError, RuntimeError) as exc:  # e.g. a symlink loop
+            db.notes.append(f"{where}: {entry['file']}: {exc}; entry skipped")
+            continue
         args = _arguments(entry, where)
         if not source.is_file():
             db.notes.append(f"{where}: {entry['file']}: no such file; entry skipped")
             continue
-        db.entries.setdefault(str(source), translate(args[1:], directory))
+        flags = translate(args[1:], directory)
+        db.dropped += [f"{where}: {d}" for d in flags.dropped]
+        db.entries.setdefault(str(source), flags)
     return db
 
 

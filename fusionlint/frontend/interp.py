@@ -145,11 +145,10 @@ class Interpreter:
         functions = [f for f in self.main_functions() if self.relevant(f)]
         called: set[str] = set()
         for f in functions:
-            for c in f.walk_preorder():
-                if c.kind == K.CALL_EXPR:
-                    target = self._callee_definition(c)
-                    if target is not None and target.get_usr() != f.get_usr():
-                        called.add(target.get_usr())
+            for c in clangext.calls_in(f):
+                target = self._callee_definition(c)
+                if target is not None and target.get_usr() != f.get_usr():
+                    called.add(target.get_usr())
         for f in functions:
             if f.get_usr() in called:
                 continue
@@ -168,9 +167,7 @@ class Interpreter:
             return self._relevant[usr]
         self._relevant[usr] = False  # recursion guard
         result = False
-        for c in fn.walk_preorder():
-            if c.kind != K.CALL_EXPR:
-                continue
+        for c in clangext.calls_in(fn):
             if self.handler.is_api(c.spelling):
                 result = True
                 break

@@ -68,25 +68,114 @@ def _line_of(node: yaml.Node | None, path: list) -> int:
     return line
 
 
-def _check_conditions(cond: Any, path: list, problems: list[tuple[list, str]]) -> None:
+_ANY = "*"  # a fact whose fields are not listed here (any name is accepted)
+
+
+@lru_cache(maxsize=1)
+def _fact_fields() -> dict[str, dict[str, frozenset[str] | str | None]]:
+    """Per scope, the facts a condition can name: root -> its field names (None: a value with no
+    fields, ``_ANY``: fields not checked). A misspelt field would otherwise read as absent and
+    make the rule silently dead (or, with ``present: false``, fire everywhere)."""
+    import dataclasses
+
+    from fusionlint import cutlass_facts
+    from fusionlint.frontend.api.model import load_model
+
+    model = load_model()
+
+    def short(enum_type: str, prefix: str) -> frozenset[str]:
+        return frozenset(n[len(prefix):] for n in model.attributes_of(enum_type) if n.startswith(prefix))
+
+    def fields(*classes: type) -> frozenset[str]:
+        names = {f.name for c in classes for f in dataclasses.fields(c)}
+        return frozenset(names | {f"{n}_bits" for n in names})
+
+    desc = short("cublasLtMatmulDescAttributes_t", "CUBLASLT_MATMUL_DESC_")
+    layout = short("cublasLtMatrixLayoutAttribute_t", "CUBLASLT_MATRIX_LAYOUT_")
+    attribute_set = dict.fromkeys(("function", "object_kind", "attribute", "attribute_type", "attribute_size", "size",
+                                   "value", "value_name", "buffer", "buffer_type", "conditional"))
+    configuration = {"kind": None, "matmul_desc": desc, **{f"layout_{m}": layout for m in "ABCD"},
+                     "preference": short("cublasLtMatmulPreferenceAttributes_t", "CUBLASLT_MATMUL_PREF_"),
+                     "operands": _ANY, "pointer_types": desc}
+    cutlass = {"api": None, "mode": None, "kind": None,
+               "mainloop": fields(cutlass_facts.MainloopBuilder, cutlass_facts.CollectiveMmaFacts),
+               "epilogue": fields(cutlass_facts.EpilogueBuilder, cutlass_facts.OtherEpilogue),
+               "kernel": fields(cutlass_facts.KernelFacts), "gemm": fields(cutlass_facts.Gemm2x)}
+    return {"attribute_set": attribute_set, "configuration": configuration, "cutlass": cutlass}
+
+
+def _fact_problem(fact: str, scope: str | None) -> str | None:
+    """Why ``fact`` names nothing in ``scope`` (None: it is fine)."""
+    head, *rest = fact.split(".")
+    if head not in derived.FACT_ROOTS:
+        return f"unknown fact '{fact}' (facts start with one of: {', '.join(sorted(derived.FACT_ROOTS))})"
+    try:
+        known = _fact_fields().get(scope or "")
+    except Exception:  # noqa: BLE001 - the fact model itself is broken: check the roots only
+        return None
+    if known is None or head not in known:
+        if known is not None and any(head in roots for roots in _fact_fields().values()):
+            return f"fact '{fact}' does not exist in scope {scope} (its facts: {', '.join(sorted(known))})"
+        return None  # a root this check does not know yet
+    fields = known[head]
+    if fields is _ANY:
+        return None
+    if fields is None:
+        return f"unknown fact '{fact}': {head} has no fields" if rest else None
+    if not rest:
+        return None  # the whole group
+    if len(rest) > 1 or rest[0] not in fields:
+        close = sorted(f for f in fields if f.startswith(rest[0][:3]))[:8] or sorted(fields)[:8]
+        return f"unknown fact '{fact}': {head} has no field '{'.'.join(rest)}' (e.g. {', '.join(close)})"
+    return None
+
+
+def _check_conditions(cond: Any, path: list, problems: list[tuple[list, str]], scope: str | None = None) -> None:
     if not isinstance(cond, dict):
         return
     for key in ("all", "any"):
         if key in cond:
             for i, sub in enumerate(cond[key]):
-                _check_conditions(sub, [*path, key, i], problems)
+                _check_conditions(sub, [*path, key, i], problems, scope)
             return
     if "not" in cond:
-        _check_conditions(cond["not"], [*path, "not"], problems)
+        _check_conditions(cond["not"], [*path, "not"], problems, scope)
         return
     if "derived" in cond and cond["derived"] not in derived.REGISTRY:
         problems.append(([*path, "derived"], f"unknown derived quantity '{cond['derived']}' "
                                              f"(known: {', '.join(sorted(derived.REGISTRY))})"))
     if "fact" in cond:
-        head = cond["fact"].split(".")[0]
-        if head not in derived.FACT_ROOTS:
-            problems.append(([*path, "fact"], f"unknown fact '{cond['fact']}' "
-                                              f"(facts start with one of: {', '.join(sorted(derived.FACT_ROOTS))})"))
+        problem = _fact_problem(cond["fact"], scope)
+        if problem:
+            problems.append(([*path, "fact"], problem))
+
+
+MAX_NODES = 200_000  # YAML nodes after alias expansion: a "billion laughs" file is refused, not expanded
+
+
+def _expanded_size(node: yaml.Node | None, limit: int) -> int:
+    """Number of YAML nodes with every alias expanded (stops counting past ``limit``)."""
+    sizes: dict[int, int] = {}
+
+    def size(n: yaml.Node) -> int:
+        if id(n) in sizes:
+            return sizes[id(n)]
+        sizes[id(n)] = limit + 1  # a node inside itself (a recursive alias) is too large
+        total = 1
+        if isinstance(n, yaml.SequenceNode):
+            children = n.value
+        elif isinstance(n, yaml.MappingNode):
+            children = [x for pair in n.value for x in pair]
+        else:
+            children = []
+        for child in children:
+            total += size(child)
+            if total > limit:
+                break
+        sizes[id(n)] = min(total, limit + 1)
+        return sizes[id(n)]
+
+    return size(node) if node is not None else 0
 
 
 def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
@@ -103,6 +192,11 @@ def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise RulesetError(f"{path}:{line}: YAML syntax error: {problem}") from None
+    except RecursionError:
+        raise RulesetError(f"{path}:1: YAML nested too deeply") from None
+    if _expanded_size(node, MAX_NODES) > MAX_NODES:
+        raise RulesetError(f"{path}:1: more than {MAX_NODES} YAML nodes once aliases are expanded "
+                           "(a ruleset is not that large: an alias bomb?)")
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
@@ -121,7 +215,11 @@ def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
         if raw["id"] in seen:
             problems.append((["rules", i, "id"], f"duplicate rule id {raw['id']} (first defined at line {seen[raw['id']]})"))
         seen.setdefault(raw["id"], line)
-        _check_conditions(raw["when"], ["rules", i, "when"], problems)
+        _check_conditions(raw["when"], ["rules", i, "when"], problems, raw["scope"])
+        if "." in raw.get("at", ""):
+            problem = _fact_problem(raw["at"], raw["scope"])
+            if problem:
+                problems.append((["rules", i, "at"], problem.replace("fact", "field", 1)))
         rules.append(Rule(id=raw["id"], name=raw["name"], severity=raw["severity"], scope=raw["scope"],
                           when=raw["when"], message=raw["message"], fix=raw["fix"],
                           references=tuple(raw["references"]), arch=tuple(raw.get("arch", ())),
