@@ -208,7 +208,7 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
         unit = ParsedUnit(path=path, tu=tu, args=args, diagnostics=diags, missing_headers=missing,
                           header_mode=mode, includes=_real_includes(tu))
     if options.pch_dir and text is not None and unit.pch != "used":
-        _note_preamble(path, args, text, Path(options.pch_dir), len(unit.includes))
+        _note_preamble(path, args, text, Path(options.pch_dir), unit)
     global last_unit_record
     last_unit_record = {"path": str(path), "includes": unit.includes, "missing": unit.missing_headers,
                         "args": args, "pch": unit.pch}
@@ -319,14 +319,24 @@ def _candidates(path: Path, args: list[str], text: str) -> list[Preamble]:
     return out
 
 
-def _note_preamble(path: Path, args: list[str], text: str, pch_dir: Path, n_includes: int) -> None:
-    """After a normal parse: remember that these preambles were seen (the next sighting builds a PCH)."""
+def _note_preamble(path: Path, args: list[str], text: str, pch_dir: Path, unit: ParsedUnit) -> None:
+    """After a parse without the file's own PCH: remember that its preambles were seen (the next
+    sighting builds a PCH). A parse that ended in a fatal error (headers found nowhere, past the
+    re-parse rounds) marks the file's own preamble as not worth trying while its headers stay."""
     from fusionlint import cache
 
+    fatal = any(d.severity == "fatal" for d in unit.diagnostics)
     for pre in _candidates(path, args, text):
-        meta_path = pch_dir / f"{_pch_target(path, args, pre)[0]}.json"
-        if cache.read_json(meta_path) is None:
-            cache.write_atomic(meta_path, json.dumps({"seen": time.time(), "n_includes": n_includes}).encode())
+        key = _pch_target(path, args, pre)[0]
+        meta_path = pch_dir / f"{key}.json"
+        if cache.read_json(meta_path) is not None:
+            continue
+        record: dict = {"seen": time.time(), "n_includes": len(unit.includes)}
+        deps = cache.dependencies(unit.includes, time.time()) if fatal and pre.lines else None
+        if deps is not None:
+            record = {"key": key, "failed": True, "deps": deps,
+                      "absent": cache.absent_candidates(unit.missing_headers, str(path), args, unit.includes)}
+        cache.write_atomic(meta_path, json.dumps(record).encode())
 
 
 def _lock(path: Path) -> bool:
