@@ -267,6 +267,7 @@ class CutlassGemm:
     cutlass_headers: bool = False  # the real CUTLASS headers were part of the parse
     built: dict = field(default_factory=dict)  # instantiated mode: what the builders chose (stages...)
     diagnostics: list[CutlassDiagnostic] = field(default_factory=list)
+    problems: list = field(default_factory=list)  # literal problem sizes in its Arguments (cutlass_problem.Problem)
     unknowns: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     parse_errors_nearby: list[str] = field(default_factory=list)
@@ -292,6 +293,7 @@ class CutlassGemm:
             "gemm": self.gemm2x.to_dict() if self.gemm2x else None,
             "built": self.built,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "problems": [p.to_dict() for p in self.problems],
             "unknowns": self.unknowns,
             "notes": self.notes,
             "parse_errors_nearby": self.parse_errors_nearby,

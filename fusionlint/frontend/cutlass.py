@@ -32,6 +32,7 @@ from fusionlint.frontend.cutlass_eval import (
     nested_constructs, parse_type_string, render,
 )
 from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
+from fusionlint.frontend.cutlass_problem import literal_problems
 from fusionlint.frontend.values import Loc
 
 _CUTLASS_HINT = re.compile(r"\bcutlass\b|\bcute\b")
@@ -52,6 +53,9 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
     ev = Evaluator(prog)
     ev.run()
     gemms = _build_gemms(ev, path)
+    problems = literal_problems(text, path)
+    for g in gemms:
+        g.problems = [p for p in problems if p.gemm == g.name]
     headers = cutlass_headers_used(unit)
     for g in gemms:
         g.cutlass_headers = headers

@@ -20,7 +20,7 @@ FACT_ROOTS = {
     "kind", "matmul_desc", "layout_A", "layout_B", "layout_C", "layout_D", "preference", "operands",
     "pointer_types",
     # cutlass scope
-    "api", "mode", "mainloop", "epilogue", "kernel", "gemm",
+    "api", "mode", "mainloop", "epilogue", "kernel", "gemm", "problem",
 }
 
 
@@ -727,3 +727,40 @@ def smem_bytes_2x(view: View) -> int | None:
 def smem_fits_sm90_2x(view: View) -> bool | None:
     need = smem_bytes_2x(view)
     return None if need is None else need <= SM90_SMEM_CAPACITY
+
+
+# ---- literal problem sizes (can_implement) ------------------------------------------------------
+def _contiguous(layout: Any, operand: str) -> str | None:
+    """The extent that is contiguous in memory for an operand's layout: A is MxK, B is NxK
+    (CUTLASS 3.x), C and D are MxN."""
+    short = _short(layout)
+    if short not in ("RowMajor", "ColumnMajor"):
+        return None
+    return {("a", "RowMajor"): "k", ("a", "ColumnMajor"): "m", ("b", "ColumnMajor"): "k", ("b", "RowMajor"): "n",
+            ("c", "RowMajor"): "n", ("c", "ColumnMajor"): "m", ("d", "RowMajor"): "n", ("d", "ColumnMajor"): "m"}[
+        (operand, short)]
+
+
+@derived("tma_misaligned_extent")
+def tma_misaligned_extent(view: View) -> str | None:
+    """The first operand whose contiguous extent is not a multiple of 16 bytes of its elements, as
+    the sm_90 TMA collectives' can_implement checks it ("" when all are; None when unknown)."""
+    problem, ml, ep = _part(view, "problem"), _part(view, "mainloop"), _part(view, "epilogue")
+    checks = [("A", "a", ml.get("layout_a"), ml.get("element_a_bits"))] * (tma_kernel_schedule(view) is True) + \
+             [("B", "b", ml.get("layout_b"), ml.get("element_b_bits"))] * (tma_kernel_schedule(view) is True)
+    if tma_epilogue(view) is True:
+        if ep.get("element_c") != "void":
+            checks.append(("C", "c", ep.get("layout_c"), ep.get("element_c_bits")))
+        checks.append(("D", "d", ep.get("layout_d"), ep.get("element_d_bits")))
+    unknown = False
+    for name, operand, layout, bits in checks:
+        extent = _contiguous(layout, operand)
+        value = problem.get(extent) if extent else None
+        if not isinstance(value, int) or not isinstance(bits, int) or bits <= 0 or 128 % bits:
+            unknown = True
+            continue
+        need = 128 // bits
+        if value % need:
+            return (f"{extent.upper()} = {value}, the contiguous extent of {_short(layout)} {name}, is not a "
+                    f"multiple of {need} {bits}-bit elements (16 bytes)")
+    return None if unknown or not checks else ""

@@ -218,6 +218,13 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
         view["arch"] = arch
         explained = False
         for rule in by_scope.get("cutlass", []):
+            if rule.at.startswith("problem."):  # judged once per literal problem size in the GEMM's Arguments
+                for p in g.problems:
+                    pview = {**view, "problem": {"m": p.m, "n": p.n, "k": p.k}}
+                    pview["problem"] = {k: (UNKNOWN if v is None else v) for k, v in pview["problem"].items()}
+                    if evaluate(rule.when, pview) is True:
+                        findings.append(_finding(rule, pview, p.at))
+                continue
             if evaluate(rule.when, view) is True:
                 findings.append(_finding(rule, view, _cutlass_where(rule, g)))
                 explained = explained or rule.severity == "error"
