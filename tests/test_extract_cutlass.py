@@ -556,3 +556,23 @@ def _lines_of_gemm(g) -> set[int]:
     from fusionlint.frontend.cutlass import _lines_of
 
     return set(_lines_of(g))
+
+
+def test_literal_problem_sizes_of_arguments(tmp_path):
+    """Literal M/N/K written into a GEMM's Arguments are attached to that GEMM: through literals,
+    constexpr names, #defines and a 2.x GemmCoord; a runtime extent stays unknown."""
+    (g,) = gemms("../rules/FL318_fp16_k250.cu")
+    (p,) = g.problems
+    assert (p.gemm, p.m, p.n, p.k) == ("Gemm", 768, 512, 250)
+    assert p.at.line == line_of("../rules/FL318_fp16_k250.cu", "typename Gemm::Arguments arguments")
+    src = (FIXTURES / "cutlass" / "rules" / "FL326_2x_stages4_ok.cu").read_text().replace(
+        "int main() {",
+        "constexpr int kM = 1024;\n#define KN 2048\n"
+        "int main(int argc, char **) {\n"
+        "  cutlass::gemm::GemmCoord problem_size(kM, KN, 512);\n"
+        "  Gemm::Arguments args{problem_size, {nullptr, 512}, {nullptr, 512}, {nullptr, KN}, {nullptr, KN}};\n"
+        "  Gemm::Arguments dynamic{{argc, KN, 512}, {nullptr, 512}};\n")
+    f = tmp_path / "sizes_2x.cu"
+    f.write_text(src)
+    (g2,) = extract_cutlass(parse_file(f, ParseOptions(use_system_headers=False)))
+    assert [(p.m, p.n, p.k) for p in g2.problems] == [(1024, 2048, 512), (None, 2048, 512)]
