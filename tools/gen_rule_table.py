@@ -32,7 +32,7 @@ def table() -> str:
         arch = ", ".join(r.arch) or "all"
         rows.append(f"| {r.id} | `{r.name}` | {r.severity} | {arch} | {_cell(_first_sentence(r.summary or r.message))} |")
     for code, (name, description) in BUILTIN_CODES.items():
-        severity = "error" if code == "FL000" else "warning"
+        severity = "warning" if code == "FL001" else "error"
         rows.append(f"| {code} | `{name}` | {severity} | all | {_cell(_first_sentence(description))} (built in) |")
     return "\n".join(rows)
 

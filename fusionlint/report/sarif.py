@@ -72,7 +72,7 @@ def _location(path: str, line: int, column: int, root: Path) -> dict:
 def to_sarif(findings: list[Finding], rules: list[Rule], root: Path) -> dict:
     descriptors = [rule_descriptor(r) for r in rules]
     for code, (name, description) in BUILTIN_CODES.items():
-        descriptors.append(_builtin_descriptor(code, name, description, "error" if code == "FL000" else "warning"))
+        descriptors.append(_builtin_descriptor(code, name, description, "warning" if code == "FL001" else "error"))
     for f in findings:  # a code no rule describes (a ruleset left out since): a minimal entry
         if f.code not in {d["id"] for d in descriptors}:
             descriptors.append(_builtin_descriptor(f.code, f.name, f.name, LEVELS.get(f.severity, "warning")))
