@@ -86,24 +86,26 @@ class CompileDb:
         return self.entries.get(str(source.resolve()))
 
 
-def _split(args: list[str]) -> list[tuple[str, str | None]]:
-    """(flag, value) pairs; value is the attached or following argument for flags that take one."""
-    out: list[tuple[str, str | None]] = []
+def _split(args: list[str]) -> list[tuple[str, str | None, str]]:
+    """(flag, value, as written) triples; value is the attached or following argument for flags
+    that take one."""
+    out: list[tuple[str, str | None, str]] = []
     i = 0
     while i < len(args):
         a = args[i]
         if a in _TAKES_VALUE:
-            out.append((a, args[i + 1] if i + 1 < len(args) else None))
+            value = args[i + 1] if i + 1 < len(args) else None
+            out.append((a, value, a if value is None else f"{a} {value}"))
             i += 2
             continue
         attached = next((f for f in _ATTACHED if a.startswith(f) and len(a) > len(f)), None)
         name, eq, value = a.partition("=")
         if attached:
-            out.append((attached, a[len(attached):]))
+            out.append((attached, a[len(attached):], a))
         elif eq and name.startswith("-"):
-            out.append((name, value))
+            out.append((name, value, a))
         else:
-            out.append((a, None))
+            out.append((a, None, a))
         i += 1
     return out
 
@@ -124,15 +126,15 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
     def absolute(p: str) -> str:
         return str(directory / p) if not Path(p).is_absolute() else p
 
-    def drop(flag: str, value: str | None, why: str) -> None:
-        dropped.append(f"dropped {flag}{'' if value is None else ' ' + value}: {why}")
+    def drop(written: str, why: str) -> None:
+        dropped.append(f"dropped {written}: {why}")
 
     def walk(items: list[str]) -> None:
         nonlocal std
-        for flag, value in _split(items):
+        for flag, value, written in _split(items):
             why = _loads_code(flag, value)
             if why:
-                drop(flag, value, why)
+                drop(written, why)
                 continue
             if value is None or "\0" in value:
                 continue  # a flag without value or a source file: dropped
@@ -142,7 +144,7 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
                 if _INCLUDE_FLAGS[flag] == "-I":
                     includes.append(absolute(value))
                 elif flag in ("-include", "--pre-include") and not _regular_file(absolute(value)):
-                    drop(flag, value, "not a regular file")  # never read a FIFO or /dev/zero as a header
+                    drop(written, "not a regular file")  # never read a FIFO or /dev/zero as a header
                 else:
                     extra.extend([_INCLUDE_FLAGS[flag], absolute(value)])
             elif flag in ("-D", "--define-macro"):
@@ -153,7 +155,7 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
                 if _STD.fullmatch(value):
                     std = value
                 else:
-                    drop(flag, value, "not a C++ standard libclang knows")
+                    drop(written, "not a C++ standard libclang knows")
             elif flag in _ARCH_FLAGS:
                 archs.extend(_archs(value))
 
