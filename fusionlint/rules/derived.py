@@ -54,12 +54,22 @@ ELEMENT_BYTES = {"CUDA_R_64F": 8, "CUDA_R_32F": 4, "CUDA_R_32I": 4, "CUDA_R_16F"
                  "CUDA_R_8F_E4M3": 1, "CUDA_R_8F_E5M2": 1, "CUDA_R_8I": 1, "CUDA_R_8U": 1}
 
 
-def _get(view: View, path: str) -> Any:
+def walk(view: View, path: str, missing: Any = None, not_a_dict: Any = None) -> Any:
+    """The value at a dotted fact path (``matmul_desc.EPILOGUE``): ``missing`` when a step is
+    absent, ``not_a_dict`` when the path runs into a value. The engine's ``lookup`` uses it too."""
     cur: Any = view
     for step in path.split("."):
-        if not isinstance(cur, dict) or step not in cur:
-            return None
+        if not isinstance(cur, dict):
+            return not_a_dict
+        if step not in cur:
+            return missing
         cur = cur[step]
+    return cur
+
+
+def _get(view: View, path: str) -> Any:
+    """A scalar fact (str, int, float) at ``path``; None for anything else."""
+    cur = walk(view, path)
     return cur if isinstance(cur, (str, int, float)) and not isinstance(cur, bool) else None
 
 

@@ -83,14 +83,7 @@ def cutlass_view(g: CutlassGemm) -> dict[str, Any]:
 
 
 def lookup(view: dict[str, Any], path: str) -> Any:
-    cur: Any = view
-    for step in path.split("."):
-        if not isinstance(cur, dict):
-            return UNKNOWN
-        if step not in cur:
-            return ABSENT
-        cur = cur[step]
-    return cur
+    return derived.walk(view, path, missing=ABSENT, not_a_dict=UNKNOWN)
 
 
 def _test(value: Any, op: str, arg: Any) -> bool | None:
