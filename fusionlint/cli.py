@@ -120,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--keep", metavar="DIR", help="keep the probes and executables in DIR (default: a temporary directory)")
     verify.add_argument("-j", "--jobs", type=int, help="parallel lints and builds (default: the number of CPUs)")
     verify.add_argument("--timeout", type=int, default=600, metavar="S", help="time limit of one build in seconds (default: 600)")
+    verify.add_argument("--time-limit", type=int, metavar="S",
+                        help="for the whole run: what is not built and run by then is reported as not verified")
     verify.add_argument("--json", metavar="FILE", help="also write the result as JSON to FILE")
     verify.add_argument("--arch", default="sm_90a", help="target architecture (default: sm_90a)")
     verify.add_argument("--ruleset", action="append", metavar="FILE")

@@ -20,6 +20,7 @@ library here (one line naming what is missing) or a usage error.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -193,7 +194,7 @@ def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
 
 
 # CUTLASS stand-ins that do not change what the rules read
-_NEUTRAL_SUBS = ("problem size:", "mainloop carve-out:", "mainloop tiled_mma:")
+_NEUTRAL_SUBS = ("problem size:", "mainloop carve-out:", "mainloop tiled_mma:", "mainloop smem_layout_atom_")
 
 
 def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
@@ -202,7 +203,13 @@ def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
     from fusionlint.rules.engine import run_rules
 
     units = []
+    # An epilogue collective read on its own (instantiated mode, when the mainloop's builder did not
+    # instantiate) that is also the epilogue of a complete GEMM in the file is that GEMM's part.
+    complete = {(e.name, e.loc) for e in (x.epilogue for x in facts.cutlass if x.mainloop is not None) if e is not None}
     for g in facts.cutlass:
+        if g.mainloop is None and g.epilogue is not None and ((g.epilogue.name, g.epilogue.loc) in complete
+                                                              or (g.name, g.epilogue.loc) in complete):
+            continue
         findings = run_rules(rules, FileFacts(facts.path, cutlass=[g]), arch)
         name = f"CUTLASS {g.api} {g.kind} `{g.name}`" + (f" in {g.context}" if g.context else "")
         line = (g.instantiated_at or g.loc).line
@@ -288,8 +295,8 @@ def judge(unit: Unit, kinds: dict[str, list[str]]) -> None:
     codes = unit.codes
     unit.expected = "fails" if codes else "works"
     unit.expected_kinds = sorted({k for c in codes for k in kinds.get(c, ["failure"])})
-    if unit.outcome is None:
-        return
+    if unit.outcome is None or unit.observed_kind == "timeout":
+        return  # not verified (a time limit is no verdict)
     works = unit.observed_kind == "works"
     unit.agree = works == (unit.expected == "works")
     unit.kind_agrees = unit.agree and (works or unit.observed_kind in unit.expected_kinds
@@ -311,6 +318,9 @@ def _report_unit(u: Unit) -> list[str]:
         lines.append(f"    stand-in: {s}")
     if u.not_generated:
         lines.append(f"    observed: not verified: no probe ({u.not_generated})")
+        return lines
+    if u.agree is None:
+        lines.append(f"    observed: not verified: {u.observed or 'no result'}")
         return lines
     lines.append(f"    observed: {u.observed}")
     verdict = "yes" if u.agree else "NO"
@@ -335,6 +345,7 @@ class _Builder:
         self.pool = cf.ThreadPoolExecutor(jobs)
         self.toolchains: dict[str, harness.Toolchain] = {}
         self.builds: dict[str, tuple[Path, cf.Future]] = {}
+        self.deadline = time.monotonic() + args.time_limit if getattr(args, "time_limit", None) else None
 
     def toolchain(self, library: str) -> harness.Toolchain:
         if library not in self.toolchains:
@@ -364,8 +375,15 @@ class _Builder:
         u.probe = str(path)
         self.builds[key] = (path, self.pool.submit(self._build, path, tc))
 
+    def _left(self) -> float:
+        return self.deadline - time.monotonic() if self.deadline else float("inf")
+
     def _build(self, path: Path, tc: harness.Toolchain) -> tuple[int, str]:
         start = time.monotonic()
+        if self._left() < 10:
+            return 124, "not built: the run's time limit (--time-limit) was reached"
+        if self._left() < tc.build_timeout:
+            tc = dataclasses.replace(tc, build_timeout=int(self._left()))
         rc, log = harness.build(path, harness._exe(path, self.bin_dir), tc)
         if self.args.verbose:
             print(f"fusionlint verify: built {path.name}: rc={rc} in {time.monotonic() - start:.0f}s", file=sys.stderr,
@@ -383,7 +401,14 @@ class _Builder:
             else:
                 done[str(path)] = harness.Outcome(str(path), rc, log=harness.clip_log(log))
         timeout = max(60, self.args.timeout // 2)
-        for o in self.pool.map(lambda p: harness.run_built(p, self.bin_dir, timeout), built):
+
+        def run(p: Path) -> harness.Outcome:
+            left = self._left()
+            if left < 5:
+                return harness.Outcome(str(p), 0, None, log="not run: the run's time limit (--time-limit) was reached")
+            return harness.run_built(p, self.bin_dir, int(min(timeout, left)))
+
+        for o in self.pool.map(run, built):
             done[o.source] = o
         return done
 

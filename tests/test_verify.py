@@ -300,6 +300,11 @@ def test_verify_reports_agreement_and_writes_nothing_without_keep(tmp_path: Path
     probes = sorted(p.name for p in (keep / "probes").glob("*.cu"))
     assert len(probes) == 1 and probes[0].endswith("FL117_transc_n_ok_L42.cu")
     assert (keep / "probes" / "fusionlint_probe.h").is_file() and any((keep / "bin").iterdir())
+    # past the run's time limit nothing is built: not verified, which is no disagreement
+    assert main(["verify", "rules", "-j", "1", "--no-system-headers", "--time-limit", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "observed: not verified: not built: the run's time limit" in out
+    assert "2 configurations: 0 agree, 0 disagree, 2 not verified" in out
     assert main(["verify", "rules", "-j", "1", "--no-system-headers", "--config", "7"]) == 2
     assert "--config 7: there are 2 configurations" in capsys.readouterr().err
 

@@ -219,7 +219,7 @@ def describe(o: Outcome) -> str:
     wrong (max abs err <x>)``, or how the program died."""
     if o.build_rc != 0:
         if o.build_rc == 124:
-            return "build timed out"
+            return o.log.strip() if o.log.startswith("not built") else "build timed out"
         m = _STATIC_ASSERT.search(o.log)
         if m:
             return f"compile error: {m.group(1).strip()}"
@@ -233,7 +233,7 @@ def describe(o: Outcome) -> str:
     if o.numerics and not all(n["ok"] for n in o.numerics):
         return f"all calls SUCCESS but D is wrong (max abs err {max(n['max_abs_err'] for n in o.numerics):g})"
     if o.run_rc is None:
-        return "run timed out"
+        return o.log.strip() if o.log.startswith("not run") else "run timed out"
     if o.works:
         if o.numerics_skipped:
             return f"works (D not checked: {o.numerics_skipped})"
@@ -248,7 +248,7 @@ def kind_of(text: str) -> str:
         return "works"
     if t.startswith(("compile error", "build failed")):
         return "compile error"
-    if t.startswith(("build timed out", "run timed out")):
+    if t.startswith(("build timed out", "run timed out", "not built", "not run")):
         return "timeout"
     if "CUDA error" in t:
         return "launch error"

@@ -231,6 +231,8 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
     tol = 1.0 if d["type"].startswith("CUDA_R_8F") else 1e-3 * max(k, 64) / 64 if d["type"] == "CUDA_R_32F" \
         and compute == "CUBLAS_COMPUTE_32F" and mats["A"]["type"] == "CUDA_R_32F" else 0.1 * max(k, 64) / 64
     w.emit(f"check.tolerance = {tol};")
+    if d["type"].startswith("CUDA_R_8F"):  # D rounded to 3 (E4M3) or 2 (E5M2) mantissa bits
+        w.emit(f"check.rel_tolerance = {0.125 if d['type'] == 'CUDA_R_8F_E5M2' else 0.0625};")
     w.emit("probe_verify(check);")
     w.emit("return 0;")
 

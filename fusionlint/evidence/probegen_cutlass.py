@@ -103,6 +103,12 @@ def _functor_2x(name: str, args: list) -> str:
     return f"{name}<{', '.join(rendered)}>"
 
 
+def _compiler_spelling(value) -> bool:
+    """A resolved cute type as libclang prints it (``cute::tuple<8, 64>`` for ``Shape<_8,_64>``):
+    integral constants as bare numbers, which is not valid C++."""
+    return isinstance(value, str) and re.search(r"cute::tuple<\s*\d", value) is not None
+
+
 def _gemm_shape(v) -> str:
     return f"cutlass::gemm::GemmShape<{v[0]}, {v[1]}, {v[2]}>"
 
@@ -272,11 +278,16 @@ def _collective_mma(m: CollectiveMmaFacts, acc: str, subs: list[str]) -> tuple[s
     def operand(copy: Param, atom: Param, smem_copy: Param, transform: Param, op: str, element: str, major: str):
         out = []
         out.append(spell(a.value(copy, f"gmem_tiled_copy_{op}", "cute::SM90_TMA_LOAD")))
-        if atom.known:
+        if atom.known and not _compiler_spelling(atom.value):
             out.append(_templated(atom))
         else:
             sw = "cute::GMMA::Layout_K_SW128_Atom" if major.endswith("K") else "cute::GMMA::Layout_MN_SW128_Atom"
-            out.append(spell(a.value(atom, f"smem_layout_atom_{op}", f"{sw}<{element}>")))
+            if atom.known:  # the resolved layout type, as the compiler prints it: not valid C++
+                subs.append(f"mainloop smem_layout_atom_{op}: {atom.value}, using {sw}<{element}> "
+                            f"(the 128-byte swizzle atom for that layout)")
+                out.append(f"{sw}<{element}>")
+            else:
+                out.append(spell(a.value(atom, f"smem_layout_atom_{op}", f"{sw}<{element}>")))
         out.append(spell(a.value(smem_copy, f"smem_copy_atom_{op}", "void")))
         out.append(spell(a.value(transform, f"transform_{op}", "cute::identity")))
         return out
