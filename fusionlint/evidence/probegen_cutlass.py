@@ -278,12 +278,13 @@ def _collective_mma(m: CollectiveMmaFacts, acc: str, subs: list[str]) -> tuple[s
     def operand(copy: Param, atom: Param, smem_copy: Param, transform: Param, op: str, element: str, major: str):
         out = []
         out.append(spell(a.value(copy, f"gmem_tiled_copy_{op}", "cute::SM90_TMA_LOAD")))
-        if atom.known and not _compiler_spelling(atom.value):
-            out.append(_templated(atom))
+        rendered = _templated(atom) if atom.known else ""
+        if atom.known and not _compiler_spelling(rendered):
+            out.append(rendered)
         else:
             sw = "cute::GMMA::Layout_K_SW128_Atom" if major.endswith("K") else "cute::GMMA::Layout_MN_SW128_Atom"
             if atom.known:  # the resolved layout type, as the compiler prints it: not valid C++
-                subs.append(f"mainloop smem_layout_atom_{op}: {atom.value}, using {sw}<{element}> "
+                subs.append(f"mainloop smem_layout_atom_{op}: {rendered}, using {sw}<{element}> "
                             f"(the 128-byte swizzle atom for that layout)")
                 out.append(f"{sw}<{element}>")
             else:
