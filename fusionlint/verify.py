@@ -205,10 +205,11 @@ def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
     units = []
     # An epilogue collective read on its own (instantiated mode, when the mainloop's builder did not
     # instantiate) that is also the epilogue of a complete GEMM in the file is that GEMM's part.
-    complete = {(e.name, e.loc) for e in (x.epilogue for x in facts.cutlass if x.mainloop is not None) if e is not None}
+    lines = {loc.line for x in facts.cutlass if x.mainloop is not None and x.epilogue is not None
+             for loc in (x.epilogue.loc,) if loc is not None}
     for g in facts.cutlass:
-        if g.mainloop is None and g.epilogue is not None and ((g.epilogue.name, g.epilogue.loc) in complete
-                                                              or (g.name, g.epilogue.loc) in complete):
+        if g.mainloop is None and g.epilogue is not None and (
+                g.loc.line in lines or (g.epilogue.loc is not None and g.epilogue.loc.line in lines)):
             continue
         findings = run_rules(rules, FileFacts(facts.path, cutlass=[g]), arch)
         name = f"CUTLASS {g.api} {g.kind} `{g.name}`" + (f" in {g.context}" if g.context else "")
@@ -216,7 +217,7 @@ def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
         unit = Unit(facts.path, line, "cutlass", f"{g.api} {g.kind}", name, findings=_errors(findings),
                     probe_name=pc.probe_name(g) + ".cu")
         try:
-            probe = pc.generate(g, pc.literal_problem(text, g.name))
+            probe = pc.generate(g, pc.problem_of(g, text))
             unit.probe_source, unit.substitutions = probe.source, probe.substitutions
         except pc.NotGenerated as exc:
             unit.not_generated = str(exc)
@@ -373,7 +374,17 @@ class _Builder:
         path = self.probe_dir / f"{u.index:03d}_{u.probe_name}"
         path.write_text(u.probe_source, encoding="utf-8")
         u.probe = str(path)
-        self.builds[key] = (path, self.pool.submit(self._build, path, tc))
+        self.builds[key] = (path, self.pool.submit(self._build_and_run, path, tc))
+
+    def _build_and_run(self, path: Path, tc: harness.Toolchain) -> harness.Outcome:
+        """Build, then run at once (the GPU is idle while the other probes build)."""
+        rc, log = self._build(path, tc)
+        if rc != 0:
+            return harness.Outcome(str(path), rc, log=harness.clip_log(log))
+        left = self._left()
+        if left < 5:
+            return harness.Outcome(str(path), 0, None, log="not run: the run's time limit (--time-limit) was reached")
+        return harness.run_built(path, self.bin_dir, int(min(tc.run_timeout, left)))
 
     def _left(self) -> float:
         return self.deadline - time.monotonic() if self.deadline else float("inf")
@@ -391,26 +402,15 @@ class _Builder:
         return rc, log
 
     def outcomes(self) -> dict[str, harness.Outcome]:
-        """Wait for the builds, run what built (in parallel), parse each program's EVIDENCE lines."""
-        done: dict[str, harness.Outcome] = {}
-        built = []
-        for path, fut in self.builds.values():
-            rc, log = fut.result()
-            if rc == 0:
-                built.append(path)
-            else:
-                done[str(path)] = harness.Outcome(str(path), rc, log=harness.clip_log(log))
-        timeout = max(60, self.args.timeout // 2)
+        """Each probe's outcome: its build, its run, its EVIDENCE lines parsed."""
+        return {str(path): fut.result() for path, fut in self.builds.values()}
 
-        def run(p: Path) -> harness.Outcome:
-            left = self._left()
-            if left < 5:
-                return harness.Outcome(str(p), 0, None, log="not run: the run's time limit (--time-limit) was reached")
-            return harness.run_built(p, self.bin_dir, int(min(timeout, left)))
 
-        for o in self.pool.map(run, built):
-            done[o.source] = o
-        return done
+def _mentions_cutlass(path: Path) -> bool:
+    try:
+        return "cutlass" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def run_verify(args, files: list[Path]) -> int:
@@ -435,6 +435,7 @@ def run_verify(args, files: list[Path]) -> int:
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     work = [(str(f), list(args.include or []), list(args.define or []), args.std or "c++17",
              not args.no_system_headers, args.arch, list(args.ruleset or [])) for f in files]
+    slow_first = sorted(range(len(work)), key=lambda i: not _mentions_cutlass(files[i]))
     keep = Path(args.keep) if args.keep else None
     units: list[Unit] = []
     notes: list[str] = []
@@ -456,7 +457,7 @@ def run_verify(args, files: list[Path]) -> int:
                 pool = None
             else:
                 pool = cf.ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn"))
-                futures = {pool.submit(analyse_file, *w): i for i, w in enumerate(work)}
+                futures = {pool.submit(analyse_file, *work[i]): i for i in slow_first}
                 lint_results = ((futures[f], f.result()) for f in cf.as_completed(futures))
             try:
                 for i, (dicts, note) in lint_results:

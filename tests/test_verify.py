@@ -145,6 +145,16 @@ def test_cutlass_probe_spells_the_configuration() -> None:
     assert '#include "fusionlint_cutlass_probe.h"' in src
 
 
+def test_cutlass_probe_keeps_the_sources_problem_size(tmp_path: Path) -> None:
+    """FL318 judges the literal problem size of a GEMM's Arguments: the probe runs that size and writes
+    it the same way, so its own lint has the same finding."""
+    (unit,) = units_of(FIXTURES / "cutlass" / "rules" / "FL318_fp16_k250.cu")
+    assert unit.codes == ["FL318"]
+    assert "{cutlass::gemm::GemmUniversalMode::kGemm, {768, 512, 250, 1}}" in unit.probe_source
+    assert "probe_gemm3x<Gemm>(768, 512, 250)" in unit.probe_source
+    assert sorted({f.code for f in relint(unit, tmp_path, STAND_INS).findings}) == ["FL318"]
+
+
 def test_cutlass_unknown_values_get_stand_ins() -> None:
     loc = Loc("user.cu", 3, 1)
     g = CutlassGemm("3.x", "CollectiveBuilder", "Mainloop", "user.cu", loc, "syntactic",

@@ -435,6 +435,15 @@ def literal_problem(text: str, name: str) -> tuple[int, int, int] | None:
     return None
 
 
+def problem_of(g: CutlassGemm, text: str = "") -> tuple[int, int, int] | None:
+    """The problem size the source gives ``g``: the literal M, N, K of its ``Arguments`` (the front
+    end's ``problems``), else of a probe helper call in the text, else None."""
+    for p in getattr(g, "problems", None) or []:
+        if None not in (p.m, p.n, p.k):
+            return p.m, p.n, p.k
+    return literal_problem(text, g.name) if text else None
+
+
 def generate(g: CutlassGemm, problem: tuple[int, int, int] | None = None) -> CutlassProbe:
     """A probe program for ``g``; raises :class:`NotGenerated` when it cannot be written."""
     subs: list[str] = []
@@ -455,12 +464,20 @@ def generate(g: CutlassGemm, problem: tuple[int, int, int] | None = None) -> Cut
               f"// (generated from the {g.mode} facts: the template arguments, run once at "
               f"{problem[0]}x{problem[1]}x{problem[2]} and checked against a host reference)"]
     header += [f"// stand-in: {s}" for s in subs]
+    if g.api == "3.x":
+        rank = 3 if "cute::Shape<int32_t, int32_t, int32_t>" in body or "Shape<int, int, int>" in body else 4
+        extents = ", ".join(str(x) for x in problem) + (", 1" if rank == 4 else "")
+        size_line = (f"  typename Gemm::Arguments arguments{{cutlass::gemm::GemmUniversalMode::kGemm, {{{extents}}}}};"
+                     "  // the problem size, as the GEMM's Arguments")
+    else:
+        size_line = f"  cutlass::gemm::GemmCoord problem_size({problem[0]}, {problem[1]}, {problem[2]});"
+    size_line += "\n  (void)" + ("arguments;" if g.api == "3.x" else "problem_size;")
     options = ""
     if no_reference:
         header.append(f"// numerics: not checked ({no_reference})")
         options = f", false, [] {{ ProbeOptions o; o.no_reference = \"{no_reference}\"; return o; }}()"
     lines = header + [""] + [f'#include "{i}"' for i in includes] + [f'#include "{HEADER}"', "", body, "",
-                                                                      "int main() {",
+                                                                      "int main() {", size_line,
                                                                       f"  bool ok = {call}({problem[0]}, {problem[1]}, "
                                                                       f"{problem[2]}{options});",
                                                                       "  return ok ? 0 : 1;", "}", ""]
@@ -486,7 +503,7 @@ def write_probes(gemms: list[CutlassGemm], out: Path, text: str = "") -> list[Pa
     written = []
     for g in gemms:
         try:
-            probe = generate(g, literal_problem(text, g.name) if text else None)
+            probe = generate(g, problem_of(g, text))
         except NotGenerated:
             continue
         path = out / f"{probe_name(g)}.cu"
