@@ -213,13 +213,13 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
         for rule in by_scope.get("cutlass", []):
             if rule.at.startswith("problem."):  # judged once per literal problem size in the GEMM's Arguments
                 for p in g.problems:
-                    pview = {**view, "problem": {"m": p.m, "n": p.n, "k": p.k}}
-                    pview["problem"] = {k: (UNKNOWN if v is None else v) for k, v in pview["problem"].items()}
+                    pview = {**view, "problem": {k: (UNKNOWN if v is None else v)
+                                                 for k, v in (("m", p.m), ("n", p.n), ("k", p.k))}}
                     if evaluate(rule.when, pview) is True:
-                        findings.append(_finding(rule, pview, p.at))
+                        findings.append(_finding(rule, pview, p.at, _mode_note(g)))
                 continue
             if evaluate(rule.when, view) is True:
-                findings.append(_finding(rule, view, _cutlass_where(rule, g)))
+                findings.append(_finding(rule, view, _cutlass_where(rule, g), _mode_note(g)))
                 explained = explained or rule.severity == "error"
         if not explained:
             findings += static_assert_findings(g)
@@ -227,6 +227,16 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
     for f in findings:
         unique.setdefault((f.code, f.path, f.line, f.column), f)
     return list(unique.values())
+
+
+def _mode_note(g: CutlassGemm) -> tuple[Related, ...]:
+    """Which reading produced the verdict (issue: record the mode), at the GEMM's line."""
+    where = g.instantiated_at or g.loc
+    if g.mode == "instantiated":
+        how = "instantiated with the CUTLASS headers"
+    else:
+        how = "read from the source text (syntactic mode: no usable CUTLASS headers)"
+    return (Related(where.path, where.line, where.column, f"GEMM `{g.name or 'unnamed'}` {how}"),)
 
 
 def static_assert_findings(g: CutlassGemm, limit: int = 3) -> list[Finding]:
