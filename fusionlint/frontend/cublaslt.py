@@ -8,6 +8,7 @@ and descriptors that never reach a matmul).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import clang.cindex as ci
@@ -153,6 +154,7 @@ class CublasLtHandler:
                 t = strip(arg_cursors[2]).type.get_canonical()
                 if t.kind == ci.TypeKind.POINTER:
                     buffer_type = t.get_pointee().spelling
+        buffer_type = _unqualified_pointer(buffer_type)
         if isinstance(value, Handle):
             value = Symbol(f"object {value.obj}")
         value_name = None
@@ -277,6 +279,15 @@ class CublasLtHandler:
                     cfg.unknowns.append(f"{part}.{fname}: {f.value.reason}")
             if obj.kind in self.orphan_kinds:
                 obj.escaped_to.append("(a set call whose object did not resolve)")
+
+
+_TOP_QUALIFIERS = re.compile(r"\*(?:\s*\b(?:const|volatile|__restrict__|__restrict|restrict)\b)+\s*$")
+
+
+def _unqualified_pointer(ctype: str) -> str:
+    """``const float *const`` -> ``const float *``: the qualifiers of the pointer variable itself
+    (e.g. a pointer passed through a ``const T &`` helper parameter) say nothing about the buffer."""
+    return _TOP_QUALIFIERS.sub("*", ctype)
 
 
 def _same_known(a: Value, b: Value) -> bool:
