@@ -221,3 +221,21 @@ def test_the_package_imports_no_network_client() -> None:
             for name in names:
                 assert name.split(".")[0] not in ("socket", "requests", "httpx", "ftplib", "smtplib", "telnetlib") \
                     and name not in ("urllib.request", "http.client"), f"{path}:{node.lineno}: import {name}"
+
+
+@pytest.mark.parametrize("setting", [
+    'include-dirs = ["-fplugin={so}", "-Xclang", "-load", "{so}"]',
+    'defines = ["X -fplugin={so}", "-fplugin={so}", "Y=1 -Xclang -load -Xclang {so}"]',
+    'std = "c++17 -fplugin={so}"',
+])
+def test_configuration_values_cannot_smuggle_flags(tmp_path: Path, setting: str) -> None:
+    """Values from fusionlint.toml reach libclang as single arguments (-I DIR, -DNAME, -std=X),
+    never split into flags: nothing is loaded, whatever the values say."""
+    marker = tmp_path / "MARKER"
+    so = _plugin(tmp_path, marker)
+    (tmp_path / "fusionlint.toml").write_text(setting.format(so=so) + "\n")
+    src = tmp_path / "gemm.cpp"
+    src.write_text(SOURCE)
+    rc, out, err = run_cli("--no-system-headers", src)
+    assert rc in (1, 2) and "Traceback" not in err and err.count("fusionlint: internal error") == 0, err
+    assert not marker.exists()
