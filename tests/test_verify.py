@@ -142,6 +142,7 @@ def test_cutlass_probe_spells_the_configuration() -> None:
     assert "cutlass::gemm::KernelTmaWarpSpecializedCooperative" in src
     assert "cutlass::epilogue::TmaWarpSpecializedCooperative" in src
     assert "probe_gemm3x<Gemm>(768, 512, 256)" in src  # the fixture's literal problem size
+    assert "Gemm::Arguments" not in src  # the source writes no Arguments with a literal size: neither does the probe
     assert '#include "fusionlint_cutlass_probe.h"' in src
 
 

@@ -464,20 +464,24 @@ def generate(g: CutlassGemm, problem: tuple[int, int, int] | None = None) -> Cut
               f"// (generated from the {g.mode} facts: the template arguments, run once at "
               f"{problem[0]}x{problem[1]}x{problem[2]} and checked against a host reference)"]
     header += [f"// stand-in: {s}" for s in subs]
-    if g.api == "3.x":
+    written = any((q.m, q.n, q.k) == tuple(problem) for q in getattr(g, "problems", None) or [])
+    if not written:
+        size_line = ""  # (an Arguments brace-initialised this way does not compile for every kernel)
+    elif g.api == "3.x":
         rank = 3 if "cute::Shape<int32_t, int32_t, int32_t>" in body or "Shape<int, int, int>" in body else 4
         extents = ", ".join(str(x) for x in problem) + (", 1" if rank == 4 else "")
         size_line = (f"  typename Gemm::Arguments arguments{{cutlass::gemm::GemmUniversalMode::kGemm, {{{extents}}}}};"
                      "  // the problem size, as the GEMM's Arguments")
     else:
         size_line = f"  cutlass::gemm::GemmCoord problem_size({problem[0]}, {problem[1]}, {problem[2]});"
-    size_line += "\n  (void)" + ("arguments;" if g.api == "3.x" else "problem_size;")
+    if size_line:
+        size_line += "\n  (void)" + ("arguments;" if g.api == "3.x" else "problem_size;")
     options = ""
     if no_reference:
         header.append(f"// numerics: not checked ({no_reference})")
         options = f", false, [] {{ ProbeOptions o; o.no_reference = \"{no_reference}\"; return o; }}()"
     lines = header + [""] + [f'#include "{i}"' for i in includes] + [f'#include "{HEADER}"', "", body, "",
-                                                                      "int main() {", size_line,
+                                                                      "int main() {", *([size_line] if size_line else []),
                                                                       f"  bool ok = {call}({problem[0]}, {problem[1]}, "
                                                                       f"{problem[2]}{options});",
                                                                       "  return ok ? 0 : 1;", "}", ""]
