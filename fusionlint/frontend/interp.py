@@ -521,9 +521,7 @@ class Interpreter:
         args = [self.eval(a) for a in arg_cursors]
         ref = ctor_call.referenced
         if ref is not None and (ref.is_copy_constructor() or ref.is_move_constructor()) and arg_cursors:
-            src = self.lvalue_key(arg_cursors[0])
-            if src is None and strip(arg_cursors[0]).kind == K.CALL_EXPR:
-                src = self.last_returned_key
+            src = self.lvalue_key(arg_cursors[0]) or self._copy_source(arg_cursors[0])
             if src is not None:
                 self._copy_members(src, key)
             if target is None or ref.is_default_method() or not any(
@@ -536,7 +534,7 @@ class Interpreter:
             finally:
                 self.sites.pop()
         elif len(args) == 1 and arg_cursors:  # copy construction
-            src = self.lvalue_key(arg_cursors[0])
+            src = self.lvalue_key(arg_cursors[0]) or self._copy_source(arg_cursors[0])
             if src is not None:
                 self._copy_members(src, key)
 
