@@ -25,7 +25,7 @@ from pathlib import Path
 from fusionlint import baseline, cache, compile_db, config, selection, suppress
 from fusionlint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
-from fusionlint.frontend.parse import ParseOptions, build_args
+from fusionlint.frontend.parse import CUDA_SUFFIXES, ParseOptions, build_args
 from fusionlint.paths import glob_matches, project_root
 from fusionlint.prefilter import Prefilter
 from fusionlint.report import ReportContext, render
@@ -99,6 +99,8 @@ class Checker:
         self.use_pch = self.cache is not None and not getattr(args, "no_pch", False)
         self.prefilter = None if getattr(args, "no_prefilter", False) else Prefilter()
         self._settings: dict[Path | None, Settings] = {}
+        self._parents: dict[str, Path] = {}
+        self._arg_memo: dict[tuple, list[str]] = {}
         self._noted: set[Path] = set()
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
         self.pfi = selection.parse_per_file_ignores(args.per_file_ignores) if args.per_file_ignores else None
@@ -144,8 +146,18 @@ class Checker:
             exclude = tuple((g, cfg.base) for g in cfg.exclude) if cfg else ()
         return Settings(cfg, rules, known, selection.Selection(select + extend, ignore, pfi), exclude, rules_key)
 
-    def _flags(self, path: Path) -> compile_db.CompileFlags:
-        db_path = self.db.path if self.db else compile_db.discover(path.resolve().parent)
+    def _real_parent(self, path: Path) -> Path:
+        """``path.resolve().parent``, resolved once per directory (resolving is the slow part of
+        passing over thousands of files)."""
+        if os.path.islink(path):
+            return path.resolve().parent
+        key = os.path.dirname(path)
+        if key not in self._parents:
+            self._parents[key] = path.parent.resolve()
+        return self._parents[key]
+
+    def _flags(self, path: Path, real_parent: Path | None = None) -> compile_db.CompileFlags:
+        db_path = self.db.path if self.db else compile_db.discover(real_parent or self._real_parent(path))
         if db_path is None:
             return compile_db.CompileFlags()
         db = self.db or compile_db.load(db_path)
@@ -155,8 +167,8 @@ class Checker:
                 print(f"fusionlint: note: {note}", file=sys.stderr)
         return db.lookup(path) or compile_db.CompileFlags()
 
-    def options(self, path: Path, s: Settings) -> tuple[ParseOptions, str]:
-        a, cfg, flags = self.args, s.cfg, self._flags(path)
+    def options(self, path: Path, s: Settings, real_parent: Path | None = None) -> tuple[ParseOptions, str]:
+        a, cfg, flags = self.args, s.cfg, self._flags(path, real_parent)
         options = ParseOptions(
             include_dirs=[*(a.include or ()), *flags.include_dirs, *(cfg.include_dirs if cfg else ())],
             defines=[*(cfg.defines if cfg else ()), *flags.defines, *(a.define or ())],
@@ -170,26 +182,36 @@ class Checker:
         cached: the result), or a task for a worker."""
         from fusionlint.workers import Task
 
-        s = self.settings(config.config_for_file(path))
+        real_parent = self._real_parent(path)
+        s = self.settings(config.config_for_dir(real_parent))
         if s.excluded(path):
             return None
-        options, arch = self.options(path, s)
-        args, _ = build_args(path, options)
-        if self.prefilter is not None and not self.prefilter.relevant(str(path), args, options.defines):
-            return Prepared(path, s, cache.CachedResult([]), directives=self.prefilter.mentions_fusionlint(str(path)),
+        options, arch = self.options(path, s, real_parent)
+        args = self._args(path, options)
+        spath = str(path)
+        if self.prefilter is not None and not self.prefilter.relevant(spath, args, options.defines):
+            return Prepared(path, s, cache.CachedResult([]), directives=self.prefilter.mentions_fusionlint(spath),
                             how="prefiltered")
         key = content = None
         if self.cache is not None:
-            content = cache.file_hash(str(path))
+            content = cache.file_hash(spath)
             if content is not None:
                 key = cache.digest("result", cache.FORMAT, cache.fusionlint_key(), cache.libclang_key(), str(self.cwd),
-                                   str(path), str(path.absolute()), content, args, arch, s.rules_key)
+                                   spath, str(path.absolute()), content, args, arch, s.rules_key)
                 hit = self.cache.lookup(key)
                 if hit is not None:
                     return Prepared(path, s, hit, how="cached")
             if self.use_pch:
                 options.pch_dir = str(self.cache.pch_dir)
         return Prepared(path, s, task=Task(index, path, options, s.rules, arch, key, content))
+
+    def _args(self, path: Path, options: ParseOptions) -> list[str]:
+        """The file's compiler arguments (the same for every file of a language with these options)."""
+        key = (path.suffix.lower() in CUDA_SUFFIXES, tuple(options.include_dirs), tuple(options.defines),
+               tuple(options.extra_args), options.std, options.use_system_headers)
+        if key not in self._arg_memo:
+            self._arg_memo[key] = build_args(path, options)[0]
+        return self._arg_memo[key]
 
     def report(self, p: Prepared, result: cache.CachedResult) -> tuple[list[Finding], bool]:
         """Notes on stderr, then the findings that suppressions and selection keep, and whether the file failed."""

@@ -57,7 +57,9 @@ class Prefilter:
     """Decides relevance for many files, sharing what it learnt about headers between them."""
 
     def __init__(self) -> None:
-        self._direct: dict[str, tuple[bool, tuple]] = {}  # real path -> (token hit, includes)
+        self._direct: dict[str, tuple[bool, tuple]] = {}  # absolute path -> (token hit, includes)
+        self._dirs: dict[tuple, tuple] = {}  # compiler arguments -> (include directories, -include files)
+        self._listing: dict[str, frozenset[str] | None] = {}  # directory -> its entries
         self._closure: dict[tuple[str, tuple[str, ...]], bool] = {}  # (header, dirs) -> relevant
         self._resolved: dict[tuple, tuple[str, ...]] = {}
         self._mentions: dict[str, bool] = {}  # file -> holds the word fusionlint (a suppression comment?)
@@ -97,16 +99,30 @@ class Prefilter:
             return self._resolved[key]
         found = []
         if os.path.isabs(name):
-            candidates = [name]
+            if os.path.isfile(name):
+                found.append(os.path.abspath(name))
         else:
-            candidates = ([includer_dir] if quoted else []) + list(dirs)
-            candidates = [os.path.join(d, name) for d in candidates]
-        for c in candidates:
-            if os.path.isfile(c):
-                found.append(os.path.realpath(c))
+            sub, _, base = name.rpartition("/")
+            for d in ([includer_dir] if quoted else []) + list(dirs):
+                if self._exists(f"{d}/{sub}" if sub else d, base):
+                    c = os.path.join(d, name)
+                    if os.path.isfile(c):
+                        found.append(os.path.abspath(c))
         result = tuple(dict.fromkeys(found))
         self._resolved[key] = result
         return result
+
+    def _exists(self, directory: str, name: str) -> bool:
+        """Whether ``directory`` has an entry ``name``, from a cached listing (one listing per
+        directory instead of a stat per include and directory)."""
+        entries = self._listing.get(directory, False)
+        if entries is False:
+            try:
+                entries = frozenset(os.listdir(directory))
+            except OSError:
+                entries = None
+            self._listing[directory] = entries
+        return entries is not None and name in entries
 
     def _header_relevant(self, header: str, dirs: tuple[str, ...]) -> bool:
         """Whether ``header`` or anything it includes, transitively, is relevant (exact: a full walk)."""
@@ -139,23 +155,26 @@ class Prefilter:
 
     def mentions_fusionlint(self, path: str) -> bool:
         """Whether a file scanned for ``relevant`` holds the word fusionlint (when unsure: True)."""
-        return self._mentions.get(os.path.realpath(path), True)
+        return self._mentions.get(os.path.abspath(path), True)
 
     # -- entry point -----------------------------------------------------------------------
     def relevant(self, path: str, args: Iterable[str], defines: Iterable[str] = ()) -> bool:
         """Whether ``path`` may hold a configuration given these compiler arguments."""
         if any(TOKENS.search(d.encode("utf-8", "replace")) for d in defines):
             return True
-        args = list(args)
-        dirs = search_dirs(args) + tuple(d for d in DEFAULT_DIRS if os.path.isdir(d))
-        real = os.path.realpath(path)
+        args = tuple(args)
+        if args not in self._dirs:
+            self._dirs[args] = (search_dirs(args) + tuple(d for d in DEFAULT_DIRS if os.path.isdir(d)),
+                                forced_includes(args))
+        dirs, forced_files = self._dirs[args]
+        real = os.path.abspath(path)
         hit, includes = self._scan(real)
         if hit:
             return True
         base = os.path.dirname(real)
-        forced = [(False, f) for f in forced_includes(args)]
-        for f in forced_includes(args):  # -include FILE is looked up in the working directory first
-            if os.path.isfile(f) and self._header_relevant(os.path.realpath(f), dirs):
+        forced = [(False, f) for f in forced_files]
+        for f in forced_files:  # -include FILE is looked up in the working directory first
+            if os.path.isfile(f) and self._header_relevant(os.path.abspath(f), dirs):
                 return True
         for quoted, name in [*includes, *forced]:
             for target in self._resolve(base, quoted, name, dirs):
