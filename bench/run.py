@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""fusionlint speed benchmark: one run, every number of bench/RESULTS.md.
+
+    python bench/run.py                 # everything that this machine can do (nvcc if on PATH)
+    python bench/run.py --quick         # a few minutes: no CUTLASS-3, nvcc, trees or 1000-file run
+    python bench/run.py --no-nvcc       # skip nvcc compile times (a CUTLASS-3 kernel takes minutes)
+    python bench/run.py --write         # also write bench/RESULTS.md
+
+For each representative file (a cuBLASLt program, a CUTLASS-3 Sm90 kernel, a CUTLASS-2 kernel, a
+generated large file without GEMMs) it measures, as processes started the way users start them:
+the raw libclang parse of the same file with the same arguments, a cold fusionlint run (empty
+cache, no PCH), a warm re-run, the PCH path (a run that builds the PCH, one that uses it) and,
+where nvcc is on PATH, nvcc compiling the file. Then trees: 10 000 unrelated files, -j1 against
+-jN on the same files (outputs compared byte for byte), a cold and a warm run over fixtures/ and
+kernels_ref/, and 1000 small cuBLASLt files for the workers' memory (peak and growth).
+
+CUTLASS kernels are parsed with the CUTLASS headers when fusionlint finds them (``pip install
+'fusionlint[cutlass]'``, or PYTHONPATH pointing at an unpacked nvidia-cutlass wheel).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ROOT = REPO  # replaced by the snapshot the benchmark runs on (see snapshot())
+FILES = {
+    "cuBLASLt program": Path("fixtures/cublaslt/rules/FL100_transa_int64_size.cpp"),
+    "CUTLASS-3 Sm90 kernel": Path("kernels_ref/cutlass/bf16_coop_1x1.cu"),
+    "CUTLASS-2 kernel": Path("kernels_ref/cutlass/fp16_sm80_2x.cu"),
+}
+
+
+def snapshot(work: Path) -> Path:
+    """A copy of the package, rulesets and example files: the benchmark runs on it, so that edits
+    to the checkout during a long run (which change fusionlint's cache keys) cannot skew it."""
+    snap = work / "snapshot"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "fusionlint", snap / "fusionlint", ignore=ignore)
+    shutil.copytree(REPO / "rulesets", snap / "fusionlint" / "rulesets", ignore=ignore)
+    for d in ("fixtures", "kernels_ref"):
+        shutil.copytree(REPO / d, snap / d, ignore=ignore)
+    return snap
+RAW_PARSE = r"""
+import json, sys, time
+from pathlib import Path
+import clang.cindex as ci
+from fusionlint.frontend.parse import ParseOptions, _unsaved_base, build_args
+path = Path(sys.argv[1])
+args, _ = build_args(path, ParseOptions(use_system_headers=sys.argv[2] == "1"))
+index = ci.Index.create()
+start = time.perf_counter()
+tu = index.parse(str(path), args=args, unsaved_files=_unsaved_base())
+print(json.dumps({"parse": time.perf_counter() - start, "includes": len(list(tu.get_includes()))}))
+"""
+
+
+def sh(cmd: list[str], env: dict | None = None, cwd: Path | None = None,
+       timeout: float = 3600) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    env = {**os.environ, **(env or {})}
+    if ROOT != REPO:
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd or ROOT, timeout=timeout)
+    return time.perf_counter() - start, proc
+
+
+class Fusionlint:
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.n = 0
+
+    def run(self, *args: str | Path, cache: Path | None = None, env: dict | None = None) -> dict:
+        """One fusionlint process: wall time, exit status, output and the run's statistics."""
+        self.n += 1
+        stats = self.work / f"stats-{self.n}.json"
+        env = {"FUSIONLINT_STATS": str(stats), **(env or {})}
+        cmd = [sys.executable, "-m", "fusionlint.cli", *map(str, args)]
+        if cache is not None:
+            cmd[3:3] = ["--cache-dir", str(cache)]
+        else:
+            cmd[3:3] = ["--no-cache"]
+        wall, proc = sh(cmd, env)
+        data = json.loads(stats.read_text()) if stats.exists() else {}
+        return {"wall": wall, "rc": proc.returncode, "out": proc.stdout, "err": proc.stderr, "stats": data}
+
+    def fresh(self, name: str) -> Path:
+        """An empty cache directory, but for the validated rules (loading the YAML rulesets is a
+        once-per-installation cost, not a per-file one)."""
+        d = self.work / name
+        shutil.rmtree(d, ignore_errors=True)
+        rules = self.work / "rules-cache" / "v1" / "rules"
+        if not rules.is_dir():
+            self.run("--no-system-headers", ROOT / "fixtures" / "mixed" / "empty.cpp", cache=self.work / "rules-cache")
+        shutil.copytree(rules, d / "v1" / "rules")
+        return d
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def machine() -> dict:
+    info = {"python": platform.python_version(), "os": platform.platform()}
+    try:
+        cpu = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+               if line.startswith("model name")]
+        info["cpu"] = cpu[0] if cpu else platform.processor()
+    except OSError:
+        info["cpu"] = platform.processor()
+    try:
+        info["cores"] = len(os.sched_getaffinity(0))
+    except AttributeError:
+        info["cores"] = os.cpu_count()
+    try:
+        mem = next(line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal"))
+        info["memory_gib"] = round(int(mem.split()[1]) / 2**20, 1)
+    except (OSError, StopIteration):
+        pass
+    info["libclang"] = _libclang_version()
+    from fusionlint import __version__
+    from fusionlint.frontend import toolchain
+
+    info["fusionlint"] = __version__
+    dirs = toolchain.discover(True)
+    info["cuda_headers"] = [str(d) for d in dirs.cuda]
+    info["cutlass_headers"] = [str(d) for d in dirs.cutlass]
+    info["cublas_headers"] = [str(d) for d in dirs.cublas] or "none (fusionlint stand-in)"
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        _, p = sh([nvcc, "--version"])
+        info["nvcc"] = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "?"
+    info["load_average_at_start"] = os.getloadavg()
+    return info
+
+
+def _libclang_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return f"libclang {version('libclang')} (PyPI)"
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def raw_parse(path: Path, system: bool, repeat: int) -> dict:
+    inproc, walls = [], []
+    for _ in range(repeat):
+        wall, p = sh([sys.executable, "-c", RAW_PARSE, str(path), "1" if system else "0"])
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr)
+        inproc.append(json.loads(p.stdout.strip().splitlines()[-1])["parse"])
+        walls.append(wall)
+    return {"parse": median(inproc), "process": median(walls)}
+
+
+def nvcc_time(path: Path, work: Path) -> float | None:
+    """nvcc -c of the file (cuBLASLt: with fusionlint's generated cublasLt.h when the real one is absent)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    from fusionlint.frontend import toolchain
+    from fusionlint.frontend.parse import stand_in_headers
+
+    dirs = toolchain.discover(True)
+    inc = [str(d) for d in dirs.cutlass]
+    if not dirs.cublas:
+        stub = work / "stub-include"
+        stub.mkdir(exist_ok=True)
+        for name in ("cublasLt.h", "cublas_api.h", "cublas_v2.h", "cublas.h"):
+            if name in stand_in_headers():
+                (stub / name).write_text(stand_in_headers()[name])
+        inc.append(str(stub))
+    cmd = [nvcc, "-x", "cu", "-c", str(path), "-o", str(work / "out.o"), "-std=c++17", "-O2", "-arch=sm_90a",
+           "--expt-relaxed-constexpr", "-DNDEBUG", *(f"-I{d}" for d in inc)]
+    wall, p = sh(cmd, timeout=1800)
+    if p.returncode != 0:
+        print(f"  nvcc failed ({path.name}): {p.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return wall
+
+
+def per_file(fl: Fusionlint, label: str, path: Path, repeat: int, with_nvcc: bool, extra: list[str]) -> dict:
+    print(f"- {label}: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}", file=sys.stderr)
+    r: dict = {"file": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name}
+    r["raw"] = raw_parse(path, True, repeat)
+    colds, warms, worker = [], [], []
+    for i in range(repeat):
+        cache = fl.fresh(f"cache-{label}-{i}")
+        cold = fl.run("-j", "1", "--no-pch", *extra, path, cache=cache)
+        colds.append(cold["wall"])
+        worker += [o["seconds"] for o in cold["stats"].get("outcomes", [])]
+        warm = fl.run("-j", "1", "--no-pch", *extra, path, cache=cache)
+        warms.append(warm["wall"])
+        assert (warm["out"], warm["rc"]) == (cold["out"], cold["rc"]), f"{label}: warm output differs"
+        r["parsed_cold"], r["cache_hits_warm"] = cold["stats"].get("parsed"), warm["stats"].get("cache_hits")
+    r["cold"], r["warm"], r["worker"] = median(colds), median(warms), median(worker)
+    # PCH: a first run notes the preamble, the second builds the PCH and uses it, the third uses it
+    cache = fl.fresh(f"pch-{label}")
+    pch_runs = []
+    for _ in range(3):
+        shutil.rmtree(cache / "v1" / "results", ignore_errors=True)
+        run = fl.run("-j", "1", *extra, path, cache=cache)
+        outcome = (run["stats"].get("outcomes") or [{}])[0]
+        pch_runs.append({"wall": run["wall"], "worker": outcome.get("seconds"), "pch": outcome.get("pch")})
+        assert run["out"] == cold["out"], f"{label}: output with PCH differs"
+    r["pch"] = pch_runs
+    pch_files = list((cache / "v1" / "pch").glob("*.pch"))
+    r["pch_mb"] = round(sum(f.stat().st_size for f in pch_files) / 2**20, 1) if pch_files else 0
+    r["nvcc"] = nvcc_time(path, fl.work) if with_nvcc else None
+    return r
+
+
+def large_plain_file(work: Path, functions: int = 2000) -> Path:
+    """A large C++ file without any GEMM: templates, classes, functions, the standard library."""
+    lines = ["#include <vector>", "#include <string>", "#include <map>", "#include <algorithm>", "#include <memory>", ""]
+    for i in range(functions):
+        lines += [f"template <typename T> struct Box{i} {{ T v; T get() const {{ return v + T({i}); }} }};",
+                  f"static int f{i}(const std::vector<int>& xs) {{",
+                  f"  std::map<int, std::string> m; Box{i}<int> b{{{i}}};",
+                  f"  for (int x : xs) m[x % 7] = std::to_string(x + b.get());",
+                  "  return static_cast<int>(m.size()) + *std::max_element(xs.begin(), xs.end());",
+                  "}"]
+    path = work / "large_plain.cpp"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def unrelated_tree(work: Path, n: int) -> Path:
+    root = work / "unrelated"
+    shutil.rmtree(root, ignore_errors=True)
+    for i in range(n):
+        d = root / f"m{i // 250}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"u{i}.cpp").write_text(f'#include <vector>\n#include "u{i}.h"\n'
+                                     f"int u{i}(const std::vector<int>& v) {{ return (int)v.size() * {i}; }}\n")
+    return root
+
+
+def cublaslt_files(work: Path, n: int) -> Path:
+    root = work / "many"
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
+    for i in range(n):
+        t = "long long" if i % 2 else "int"
+        (root / f"g{i:04d}.cpp").write_text(
+            "#include <cublasLt.h>\n\n"
+            f"void set_transa_{i}(cublasLtMatmulDesc_t desc) {{\n  {t} t = CUBLAS_OP_T;\n"
+            "  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));\n}\n")
+    return root
+
+
+def fmt(x: float | None, unit: str = "s") -> str:
+    return "—" if x is None or x != x else f"{x:.2f} {unit}".strip()
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "—" if not a or not b or a != a or b != b else f"{a / b:.2f}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-nvcc", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per small measurement (median; default 3)")
+    ap.add_argument("--jobs", type=int, default=None, help="N of -jN (default: all cores)")
+    ap.add_argument("--write", action="store_true", help="write bench/RESULTS.md")
+    ns = ap.parse_args()
+    global ROOT
+    with tempfile.TemporaryDirectory(prefix="fusionlint-bench-") as tmp:
+        work = Path(tmp)
+        ROOT = snapshot(work)
+        sys.path.insert(0, str(ROOT))
+        from fusionlint.check import default_jobs
+
+        jobs = ns.jobs or default_jobs()
+        info = machine()
+        _, head = sh(["git", "rev-parse", "--short", "HEAD"], cwd=REPO)
+        _, dirty = sh(["git", "status", "--porcelain", "--", "fusionlint", "rulesets"], cwd=REPO)
+        info["commit"] = head.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+        results: dict = {"machine": info, "files": {}, "trees": {}}
+        fl = Fusionlint(work)
+        files = {label: ROOT / rel for label, rel in FILES.items()}
+        if ns.quick:
+            files.pop("CUTLASS-3 Sm90 kernel")
+        files["large non-GEMM file (generated)"] = large_plain_file(work)
+        for label, path in files.items():
+            big = "CUTLASS" in label and bool(info["cutlass_headers"])
+            repeat = 1 if big else ns.repeat
+            with_nvcc = not ns.no_nvcc and not ns.quick and "non-GEMM" not in label
+            extra = ["--no-prefilter"] if "non-GEMM" in label else []
+            results["files"][label] = per_file(fl, label, path, repeat, with_nvcc, extra)
+            if "non-GEMM" in label:  # as users run it: the pre-filter passes over it
+                run = fl.run("-j", "1", path, cache=fl.fresh("plain"))
+                results["files"][label]["prefiltered"] = run["wall"]
+        if not ns.quick:
+            print("- 10 000 unrelated files", file=sys.stderr)
+            tree = unrelated_tree(work, 10_000)
+            run = fl.run(tree, cache=fl.fresh("unrelated-cache"))
+            results["trees"]["unrelated_10000"] = {"wall": run["wall"], "files": run["stats"].get("files"),
+                                                   "prefiltered": run["stats"].get("prefiltered"), "rc": run["rc"]}
+        print(f"- -j1 against -j{jobs}", file=sys.stderr)
+        subset = sorted((ROOT / "fixtures" / "cublaslt" / "rules").glob("*.cpp"))[:12 if ns.quick else 24]
+        one = fl.run("--no-system-headers", "-j", "1", *subset)
+        many = fl.run("--no-system-headers", "-j", str(jobs), *subset)
+        results["trees"]["jobs"] = {"files": len(subset), "j1": one["wall"], "jN": many["wall"], "N": jobs,
+                                    "identical": (one["out"], one["err"], one["rc"]) == (many["out"], many["err"], many["rc"])}
+        if not ns.quick:
+            print("- fixtures/ and kernels_ref/, cold and warm", file=sys.stderr)
+            cache = fl.fresh("tree-cache")
+            cold = fl.run("--no-system-headers", "-j", str(jobs), ROOT / "fixtures", ROOT / "kernels_ref", cache=cache)
+            warm = fl.run("--no-system-headers", "-j", str(jobs), ROOT / "fixtures", ROOT / "kernels_ref", cache=cache)
+            results["trees"]["fixtures"] = {"cold": cold["wall"], "warm": warm["wall"], "files": cold["stats"].get("files"),
+                                            "parsed_cold": cold["stats"].get("parsed"),
+                                            "hits_warm": warm["stats"].get("cache_hits"),
+                                            "identical": (cold["out"], cold["err"]) == (warm["out"], warm["err"])}
+            print("- 1000 cuBLASLt files: worker memory", file=sys.stderr)
+            many_root = cublaslt_files(work, 1000)
+            run = fl.run("--no-system-headers", "-j", str(jobs), many_root, cache=fl.fresh("many-cache"))
+            by_pid: dict[int, list[dict]] = {}
+            for o in run["stats"].get("outcomes", []):
+                by_pid.setdefault(o["pid"], []).append(o)
+            workers = []
+            for pid, outs in sorted(by_pid.items()):
+                outs.sort(key=lambda o: o["path"])  # dispatched in path order
+                rss = [o["rss_kb"] / 1024 for o in outs]
+                tail = rss[50:] or rss
+                xs = list(range(len(tail)))
+                mx, my = statistics.mean(xs), statistics.mean(tail)
+                var = sum((x - mx) ** 2 for x in xs) or 1
+                slope = sum((x - mx) * (y - my) for x, y in zip(xs, tail)) / var
+                workers.append({"files": len(outs), "peak_mib": round(max(o["max_rss_kb"] for o in outs) / 1024, 1),
+                                "rss_50_mib": round(rss[min(49, len(rss) - 1)], 1),
+                                "rss_mid_mib": round(rss[len(rss) // 2], 1), "rss_end_mib": round(rss[-1], 1),
+                                "slope_kib_per_file": round(slope * 1024, 2)})
+            results["trees"]["memory_1000"] = {"wall": run["wall"], "workers": workers,
+                                               "findings": run["out"].count("[FL100]"), "rc": run["rc"]}
+        info["load_average_at_end"] = os.getloadavg()
+    report = render(results)
+    print(report)
+    if ns.write:
+        (REPO / "bench" / "RESULTS.md").write_text(report)
+        (REPO / "bench" / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+    return 0
+
+
+def render(res: dict) -> str:
+    m = res["machine"]
+    out = ["# fusionlint benchmark results", "",
+           "Written by `python bench/run.py --write`; the numbers below are from one run on this machine.", "",
+           "## Machine", ""]
+    for k, v in m.items():
+        out.append(f"- {k}: {v}")
+    out += ["", "## Per file", "",
+            "Times are wall-clock seconds of whole processes (`python -m fusionlint.cli ...`, median of the runs); "
+            "cold: no cached result and no PCH for the file (the validated rules are cached, as after any first run); "
+            "`raw parse` is libclang's `Index.parse` of the same file with the same arguments and unsaved files "
+            "(one parse, in-process time; the process around it in brackets); `worker` is the time fusionlint's "
+            "worker spent on the file (parse + extraction + rules).", "",
+            "| file | raw parse | cold fusionlint | worker | cold / raw (process) | worker / raw parse | warm | "
+            "warm / cold | PCH build run | PCH hit run (worker) | PCH MiB | nvcc -c | nvcc / fusionlint |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for label, r in res["files"].items():
+        pch = r["pch"]
+        out.append(
+            f"| {label} (`{r['file']}`) | {fmt(r['raw']['parse'])} ({fmt(r['raw']['process'])}) | {fmt(r['cold'])} | "
+            f"{fmt(r['worker'])} | {ratio(r['cold'], r['raw']['process'])} | {ratio(r['worker'], r['raw']['parse'])} | "
+            f"{fmt(r['warm'])} | {ratio(r['warm'], r['cold'])} | {fmt(pch[1]['wall'])} ({pch[1]['pch'] or 'no PCH'}) | "
+            f"{fmt(pch[2]['wall'])} ({fmt(pch[2]['worker'])}, {pch[2]['pch'] or 'no PCH'}) | {r['pch_mb']} | "
+            f"{fmt(r['nvcc'])} | {ratio(r['nvcc'], r['cold'])} (PCH hit {ratio(r['nvcc'], pch[2]['wall'])}, "
+            f"warm {ratio(r['nvcc'], r['warm'])}) |")
+        if "prefiltered" in r:
+            out.append(f"| ... the same file as users run it (pre-filtered, no parse) | | {fmt(r['prefiltered'])} | | "
+                       f"{ratio(r['prefiltered'], r['raw']['process'])} | | | | | | | | |")
+    t = res["trees"]
+    out += ["", "## Trees", ""]
+    if "unrelated_10000" in t:
+        u = t["unrelated_10000"]
+        out.append(f"- 10 000 unrelated source files: {fmt(u['wall'])} ({u['prefiltered']} of {u['files']} "
+                   f"pre-filtered, exit {u['rc']})")
+    j = t["jobs"]
+    out.append(f"- {j['files']} cuBLASLt fixtures (stand-in headers, no cache): -j1 {fmt(j['j1'])}, "
+               f"-j{j['N']} {fmt(j['jN'])} (speed-up {ratio(j['j1'], j['jN'])}); output byte-identical: {j['identical']}")
+    if "fixtures" in t:
+        f = t["fixtures"]
+        out.append(f"- fixtures/ + kernels_ref/ ({f['files']} files, {f['parsed_cold']} parsed, stand-in headers): "
+                   f"cold {fmt(f['cold'])}, warm {fmt(f['warm'])} ({f['hits_warm']} cache hits); warm / cold "
+                   f"{ratio(f['warm'], f['cold'])}; identical output: {f['identical']}")
+    if "memory_1000" in t:
+        mm = t["memory_1000"]
+        out.append(f"- 1000 small cuBLASLt files (stand-in headers, PCH): {fmt(mm['wall'])}, {mm['findings']} FL100 "
+                   f"findings; per worker:")
+        for w in mm["workers"]:
+            out.append(f"  - {w['files']} files: peak RSS {w['peak_mib']} MiB; RSS after its 50th file "
+                       f"{w['rss_50_mib']} MiB, half-way {w['rss_mid_mib']} MiB, after its last {w['rss_end_mib']} MiB; "
+                       f"trend after the 50th file {w['slope_kib_per_file']} KiB per file")
+    out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
