@@ -291,7 +291,8 @@ class Cache:
         total = sum(s for _, s, _ in files)
         if total <= self.max_bytes:
             return
-        for _, size, p in sorted(files):
+        # precompiled headers first (each is megabytes; a result is a few hundred bytes), oldest first
+        for _, size, p in sorted(files, key=lambda f: (not f[2].endswith(".pch"), f[0])):
             if total <= self.max_bytes * 0.8:
                 break
             _unlink(p)

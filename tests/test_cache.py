@@ -181,7 +181,7 @@ def test_default_location(monkeypatch, tmp_path: Path) -> None:
 
 
 def test_size_bound_evicts_least_recently_used(tmp_path: Path) -> None:
-    c = cache.Cache(tmp_path, size_mb=1)
+    c = cache.Cache(tmp_path, size_mb=1)  # evicts down to 80% of 1 MiB
     now = time.time()
     paths = []
     for i in range(8):  # 8 x 256 KiB = 2 MiB, the oldest first
@@ -196,3 +196,9 @@ def test_size_bound_evicts_least_recently_used(tmp_path: Path) -> None:
     c.evict()
     assert [p.exists() for p in paths] == [False] * 5 + [True] * 3
     assert not stale.exists()
+    # precompiled headers go before results, whatever their age
+    pch = c.base / "pch" / "k.pch"
+    pch.parent.mkdir(parents=True)
+    pch.write_bytes(b"x" * (700 << 10))
+    c.evict()
+    assert not pch.exists() and [p.exists() for p in paths[5:]] == [True] * 3
