@@ -9,9 +9,9 @@ database is read as data and nothing named in it is executed.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
-import os
 import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
