@@ -1,6 +1,7 @@
 """One file through the pipeline: parse -> facts -> rules -> findings, isolated per file."""
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +31,15 @@ def _read_text(path: Path) -> str:
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
         raise SkipFile("binary content (NUL bytes), not C++ source")
-    return data.decode("utf-8", errors="replace")
+    # one '?' per byte that is not UTF-8, so columns stay the byte columns on disk
+    return data.decode("utf-8", errors="one_byte_question_mark")
+
+
+def _one_byte_per_bad_byte(err: UnicodeDecodeError) -> tuple[str, int]:
+    return "?" * (err.end - err.start), err.end
+
+
+codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 
 def extract_file(path: Path, options: ParseOptions) -> FileFacts:

@@ -93,9 +93,6 @@ def test_non_utf8_bytes_do_not_stop_the_check(tmp_path: Path) -> None:
     assert (finding["code"], finding["line"]) == ("FL100", 8)
 
 
-@pytest.mark.xfail(strict=True, reason="pipeline._read_text decodes with errors='replace': each invalid byte "
-                                       "becomes U+FFFD (3 bytes), so columns after it on the line are off "
-                                       "(pipeline.py; see fuzz/RESULTS.md)")
 def test_non_utf8_bytes_keep_columns_right(tmp_path: Path) -> None:
     src = write(tmp_path / "latin1_col.cpp", BAD.encode().replace(SET_CALL.encode(),
                                                                    b"  /* \xe9\xe9 */ " + SET_CALL.encode().lstrip()))

@@ -31,8 +31,6 @@ from oracles import SARIF_SCHEMA, json_problems, sarif_problems, text_problems  
 
 # FL000 messages of known, not yet fixed bugs (each has an xfail(strict) test in this file).
 KNOWN_BUGS = [
-    re.compile(r"ZeroDivisionError: integer modulo by zero"),  # test_cutlass_tile_k_zero
-    re.compile(r"CUTLASS extraction failed: RecursionError"),  # test_cutlass_reader_deep_parentheses
     re.compile(r"the parser crashed \(SIGSEGV\)"),  # libclang stack overflow: test_a_file_that_crashes_libclang
 ]
 
@@ -115,9 +113,6 @@ def test_oracles_reject_bad_output() -> None:
 
 # ---- bugs found by fuzzing that are not fixed (outside the modules this work may change) ----------
 
-@pytest.mark.xfail(strict=True, reason="rules/derived.py fp8_promotion_interval_ok: 4 % (TileK // 32) with "
-                                       "TileK = 0 raises ZeroDivisionError, so the whole file is FL000 'file not "
-                                       "checked' and every other finding in it is lost (fuzz/RESULTS.md, bug 2)")
 def test_cutlass_tile_k_zero(tmp_path: Path) -> None:
     text = (FIXTURES / "cutlass" / "rules" / "FL315_fp8_tile_k128_ok.cu").read_text()
     src = tmp_path / "tile_k0.cu"
@@ -127,10 +122,6 @@ def test_cutlass_tile_k_zero(tmp_path: Path) -> None:
     assert "FL000" not in out and rc in (0, 1), out + err
 
 
-@pytest.mark.xfail(strict=True, reason="frontend/cutlass_syntax.py reads expressions by recursion, about 12 "
-                                       "frames per parenthesis: 100 nested parentheses in a file that mentions "
-                                       "CUTLASS exceed Python's recursion limit and the CUTLASS part of the file "
-                                       "is not checked (FL000) (fuzz/RESULTS.md, bug 3)")
 def test_cutlass_reader_deep_parentheses(tmp_path: Path) -> None:
     src = tmp_path / "parens.cpp"
     src.write_text('#include "cutlass/cutlass.h"\nconstexpr int kDepth = ' + "(" * 100 + "1" + ")" * 100 + ";\n")

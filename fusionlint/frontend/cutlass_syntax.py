@@ -1251,8 +1251,8 @@ class Reader:
                     i = self._class(i, end, scope, None)
                 else:
                     i = self._declaration(i, end, scope)
-            except (ParseFail, IndexError) as exc:
-                self.skipped.append((tok.line, str(exc)))
+            except (ParseFail, IndexError, RecursionError) as exc:  # nested too deeply: skip the statement
+                self.skipped.append((tok.line, "nested too deeply" if isinstance(exc, RecursionError) else str(exc)))
                 i = self._statement_end(i, end) + 1
 
     def _namespace(self, i: int, end: int, scope: Scope) -> int:
@@ -1809,8 +1809,8 @@ class Reader:
                     semi = self._statement_end(i, end)
                     self._block_statement(i, semi, scope)
                     i = semi + 1
-            except (ParseFail, IndexError) as exc:
-                self.skipped.append((tok.line, str(exc)))
+            except (ParseFail, IndexError, RecursionError) as exc:  # nested too deeply: skip the statement
+                self.skipped.append((tok.line, "nested too deeply" if isinstance(exc, RecursionError) else str(exc)))
                 i = self._statement_end(i, end) + 1
 
     def _block_statement(self, i: int, semi: int, scope: Scope) -> None:

@@ -602,7 +602,7 @@ def ab_both_fp8(view: View) -> bool | None:
 def fp8_promotion_steps(view: View) -> int | None:
     """MMAs per K tile of the FP8 (non-fast-accumulation) mainloop: TileK / 32."""
     k = tile_k(view)
-    return None if k is None or k % 32 else k // 32
+    return None if k is None or k <= 0 or k % 32 else k // 32
 
 
 @derived("fp8_promotion_interval_ok")
