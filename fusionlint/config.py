@@ -21,6 +21,7 @@ else:  # pragma: no cover - Python 3.10
 
 CONFIG_NAMES = (".fusionlint.toml", "fusionlint.toml", "pyproject.toml")
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
+_STD = re.compile(r"^(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23|2c|26)$")  # what clang accepts for -std
 _DEFINE = re.compile(r"^[A-Za-z_]\w*(\([^)]*\))?(=.*)?$", re.S)
 
 
@@ -98,7 +99,7 @@ def from_table(path: Path, table: dict[str, Any]) -> FileConfig:
         elif key == "arch":
             fields["arch"] = _string(path, key, value, _ARCH)
         elif key == "std":
-            fields["std"] = _string(path, key, value)
+            fields["std"] = _string(path, key, value, _STD)
         else:
             known = "select, ignore, extend-select, per-file-ignores, include-dirs, defines, arch, std, rulesets, exclude"
             raise ConfigError(f"{path}: {key}: unknown key (known: {known})")

@@ -110,6 +110,7 @@ def test_config_arch_defines_and_include_dirs(tmp_path: Path) -> None:
     ('[tool.fusionlint]\nselect = "FL100"\n', "select: expected a list of strings, got a string"),
     ('[tool.fusionlint]\nselect = ["FL999"]\n', "select: unknown rule code or prefix 'FL999'"),
     ('[tool.fusionlint]\narch = 90\n', "arch: expected a string, got an integer"),
+    ('[tool.fusionlint]\nstd = "c++17 -fplugin=x.so"\n', "std: invalid value 'c++17 -fplugin=x.so'"),
     ('[tool.fusionlint]\ndefines = ["1BAD"]\n', "defines: invalid macro definition '1BAD'"),
     ('[tool.fusionlint]\nper-file-ignores = ["x"]\n', "per-file-ignores: expected a table"),
     ('[tool.fusionlint\n', "TOML syntax error"),
