@@ -101,6 +101,8 @@ class Checker:
         self._settings: dict[Path | None, Settings] = {}
         self._parents: dict[str, Path] = {}
         self._arg_memo: dict[tuple, list[str]] = {}
+        self._dir_settings: dict[Path, tuple[Settings, bool]] = {}
+        self._dir_options: dict[tuple[Path, bool], tuple[ParseOptions, str, list[str]]] = {}
         self._noted: set[Path] = set()
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
         self.pfi = selection.parse_per_file_ignores(args.per_file_ignores) if args.per_file_ignores else None
@@ -183,11 +185,19 @@ class Checker:
         from fusionlint.workers import Task
 
         real_parent = self._real_parent(path)
-        s = self.settings(config.config_for_dir(real_parent))
+        s, db_dir = self._per_dir(real_parent)
         if s.excluded(path):
             return None
-        options, arch = self.options(path, s, real_parent)
-        args = self._args(path, options)
+        if db_dir:  # a compilation database: each file has its own flags
+            options, arch = self.options(path, s, real_parent)
+            args = self._args(path, options)
+        else:  # the same for every file of the directory and language
+            cuda = path.suffix.lower() in CUDA_SUFFIXES
+            if (real_parent, cuda) not in self._dir_options:
+                options, arch = self.options(path, s, real_parent)
+                self._dir_options[real_parent, cuda] = (options, arch, self._args(path, options))
+            options, arch, args = self._dir_options[real_parent, cuda]
+            options = dataclasses.replace(options)
         spath = str(path)
         if self.prefilter is not None and not self.prefilter.relevant(spath, args, options.defines):
             return Prepared(path, s, cache.CachedResult([]), directives=self.prefilter.mentions_fusionlint(spath),
@@ -204,6 +214,13 @@ class Checker:
             if self.use_pch:
                 options.pch_dir = str(self.cache.pch_dir)
         return Prepared(path, s, task=Task(index, path, options, s.rules, arch, key, content))
+
+    def _per_dir(self, real_parent: Path) -> tuple[Settings, bool]:
+        """The settings of a directory's files, and whether a compilation database covers them."""
+        if real_parent not in self._dir_settings:
+            has_db = self.db is not None or compile_db.discover(real_parent) is not None
+            self._dir_settings[real_parent] = (self.settings(config.config_for_dir(real_parent)), has_db)
+        return self._dir_settings[real_parent]
 
     def _args(self, path: Path, options: ParseOptions) -> list[str]:
         """The file's compiler arguments (the same for every file of a language with these options)."""
@@ -302,10 +319,10 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
 
     def on_outcome(o) -> None:
         prepared[o.index].result = cache.CachedResult(o.findings, o.error, o.skipped)
-        stats.append(o)
+        outcomes.append(o)
         report_ready()
 
-    stats: list = []
+    outcomes: list = []
     tasks = [p.task for p in prepared if p.result is None]
     report_ready()
     if tasks:
@@ -314,9 +331,9 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
 
         run_tasks(tasks, jobs, timeout or None, str(checker.cache.root) if checker.cache else None, on_outcome)
     report_ready()
-    if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in stats)):
+    if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in outcomes)):
         checker.cache.evict()
-    _write_stats(checker, prepared, tasks, stats)
+    _write_stats(checker, prepared, tasks, outcomes)
     ordered = sorted(findings, key=lambda x: x.sort_key())
     if args.update_baseline:
         n = baseline.write(ordered, Path(args.baseline))

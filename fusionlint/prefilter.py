@@ -69,9 +69,21 @@ class Prefilter:
         """(relevant by itself, its includes as (quoted, name) pairs); doubt reads as relevant."""
         if path in self._direct:
             return self._direct[path]
+        data: bytes | None = None
         try:
-            with open(path, "rb") as f:
-                data = f.read(_MAX_BYTES + 1)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                chunks = []
+                size = 0
+                while size <= _MAX_BYTES:
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    size += len(chunk)
+                data = b"".join(chunks) if len(chunks) != 1 else chunks[0]
+            finally:
+                os.close(fd)
         except OSError:
             data = None
         self._mentions[path] = data is None or _FUSIONLINT.search(data) is not None
