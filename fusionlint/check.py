@@ -167,6 +167,9 @@ class Checker:
             self._noted.add(db.path)
             for note in db.notes:
                 print(f"fusionlint: note: {note}", file=sys.stderr)
+            if getattr(self.args, "verbose", False):  # flags fusionlint will not pass on (plugins, @files, ...)
+                for note in db.dropped:
+                    print(f"fusionlint: note: {note}", file=sys.stderr)
         return db.lookup(path) or compile_db.CompileFlags()
 
     def options(self, path: Path, s: Settings, real_parent: Path | None = None) -> tuple[ParseOptions, str]:

@@ -114,8 +114,6 @@ def test_dropped_flags_are_recorded(hostile_project: dict) -> None:
     assert db.lookup(hostile_project["src"]).defines == ()
 
 
-@pytest.mark.xfail(strict=True, reason="check.py does not print CompileDb.dropped under -v/--verbose yet "
-                                       "(check.py belongs to the worker-process change; fuzz/RESULTS.md)")
 def test_verbose_reports_dropped_flags(hostile_project: dict) -> None:
     h = hostile_project
     rc, out, err = run_cli("--no-system-headers", "-v", "-p", h["db"], h["src"])
