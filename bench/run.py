@@ -367,7 +367,12 @@ def render(res: dict) -> str:
            "## Machine", ""]
     for k, v in m.items():
         out.append(f"- {k}: {v}")
-    out += ["", "## Per file", "",
+    out += ["", "The machine was shared with other work while the benchmark ran (see the load averages), so "
+            "single timings carry noise of tens of percent. Without the cuBLAS library here, nvcc compiled the "
+            "cuBLASLt program against fusionlint's generated `cublasLt.h` (the API model) instead of the real one. "
+            "CUTLASS kernels were parsed with the CUTLASS headers listed above (instantiated mode), nvcc with "
+            "`-std=c++17 -O2 -arch=sm_90a --expt-relaxed-constexpr -c`.",
+            "", "## Per file", "",
             "Times are wall-clock seconds of whole processes (`python -m fusionlint.cli ...`, median of the runs); "
             "cold: no cached result and no PCH for the file (the validated rules are cached, as after any first run); "
             "`raw parse` is libclang's `Index.parse` of the same file with the same arguments and unsaved files "
