@@ -527,23 +527,27 @@ def auto_stage_count(view: View) -> int | None:
         carveout = 0
     if kind not in ("auto", "auto_carveout") or not isinstance(carveout, int):
         return None
+    stage = _auto_stage_bytes(view)
+    if stage is None:
+        return None
+    return (SM90_SMEM_CAPACITY // 128 * 128 - -(-carveout // 128) * 128) // stage
+
+
+def _auto_stage_bytes(view: View) -> int | None:
+    """One stage as the automatic stage count sizes it: A tile + B tile rounded up to 128 bytes,
+    plus 16 bytes of pipeline barriers."""
+    ml = _part(view, "mainloop")
     m, n, k, bits_a, bits_b = _tile(view, 0), _tile(view, 1), _tile(view, 2), ml.get("element_a_bits"), ml.get("element_b_bits")
     if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)):
         return None
-    stage = -(-(-(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)) // 128) * 128 + 16
-    return (SM90_SMEM_CAPACITY // 128 * 128 - -(-carveout // 128) * 128) // stage
+    return -(-(-(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)) // 128) * 128 + 16
 
 
 @derived("auto_stage_leftover_bytes")
 def auto_stage_leftover_bytes(view: View) -> int | None:
     """Shared memory an automatic stage count leaves for everything else (the epilogue)."""
-    stages = auto_stage_count(view)
-    if stages is None:
-        return None
-    ml = _part(view, "mainloop")
-    m, n, k = _tile(view, 0), _tile(view, 1), _tile(view, 2)
-    stage = -(-(-(-ml["element_a_bits"] * m * k // 8) + -(-ml["element_b_bits"] * n * k // 8)) // 128) * 128 + 16
-    return SM90_SMEM_CAPACITY - stages * stage
+    stages, stage = auto_stage_count(view), _auto_stage_bytes(view)
+    return None if stages is None or stage is None else SM90_SMEM_CAPACITY - stages * stage
 
 
 @derived("tma_epilogue")
