@@ -12,7 +12,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from fusionlint.rules import derived
@@ -197,6 +196,8 @@ def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
     if _expanded_size(node, MAX_NODES) > MAX_NODES:
         raise RulesetError(f"{path}:1: more than {MAX_NODES} YAML nodes once aliases are expanded "
                            "(a ruleset is not that large: an alias bomb?)")
+    import jsonschema  # here, not at the top: a run whose validated rules are cached never needs it (~0.1 s)
+
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
