@@ -344,8 +344,14 @@ def _short(name: Any) -> str | None:
     return name.rsplit("::", 1)[-1] if isinstance(name, str) else None
 
 
+def _part(view: View, name: str) -> dict:
+    """A part of a CUTLASS view (mainloop, epilogue, kernel, gemm, problem); {} when absent."""
+    part = view.get(name)
+    return part if isinstance(part, dict) else {}
+
+
 def _tile(view: View, i: int) -> int | None:
-    tile = view.get("mainloop", {}).get("tile_shape") if isinstance(view.get("mainloop"), dict) else None
+    tile = _part(view, "mainloop").get("tile_shape")
     if isinstance(tile, list) and len(tile) > i and isinstance(tile[i], int):
         return tile[i]
     return None
@@ -402,7 +408,7 @@ def ab_alignment_128_bits(view: View) -> bool | None:
 @derived("cd_alignment_128_bits")
 def cd_alignment_128_bits(view: View) -> bool | None:
     """AlignmentC x bits(C) and AlignmentD x bits(D) are multiples of 128 bits (C void excepted)."""
-    values = view.get("epilogue") if isinstance(view.get("epilogue"), dict) else {}
+    values = _part(view, "epilogue")
     c = None if values.get("element_c") == "void" else _alignment_bits(view, "epilogue", "c")
     d = _alignment_bits(view, "epilogue", "d")
     if (c is not None and c % 128) or (d is not None and d % 128):
@@ -414,7 +420,7 @@ def cd_alignment_128_bits(view: View) -> bool | None:
 def mainloop_smem_bytes(view: View) -> int | None:
     """Shared memory of an explicit StageCount<N> mainloop: N x (A tile + B tile + 16 B of barriers).
     A lower bound of the kernel's total (the epilogue and scheduler come on top)."""
-    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    values = _part(view, "mainloop")
     stages, m, n, k = values.get("stages"), _tile(view, 0), _tile(view, 1), _tile(view, 2)
     bits_a, bits_b = values.get("element_a_bits"), values.get("element_b_bits")
     if values.get("stage_count_kind") != "fixed" or not all(isinstance(x, int) for x in (stages, m, n, k, bits_a, bits_b)):
@@ -442,7 +448,7 @@ def _is(view: View, path: str, short: str) -> bool | None:
 @derived("narrow_nt_operands")
 def narrow_nt_operands(view: View) -> bool | None:
     """8-bit A/B with A ColumnMajor and B RowMajor (the RS 'TransposeB' path)."""
-    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    values = _part(view, "mainloop")
     bits = values.get("element_a_bits")
     a_col, b_row = _is(view, "mainloop.layout_a", "ColumnMajor"), _is(view, "mainloop.layout_b", "RowMajor")
     if bits is None or a_col is None or b_row is None:
@@ -453,7 +459,7 @@ def narrow_nt_operands(view: View) -> bool | None:
 @derived("non16_tt_operands")
 def non16_tt_operands(view: View) -> bool | None:
     """Non-16-bit A/B (tf32/float, fp8, int8) with A RowMajor and B RowMajor (the RS 'SwapAB' path)."""
-    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    values = _part(view, "mainloop")
     bits = values.get("element_a_bits")
     a_row, b_row = _is(view, "mainloop.layout_a", "RowMajor"), _is(view, "mainloop.layout_b", "RowMajor")
     if bits is None or a_row is None or b_row is None:
@@ -469,7 +475,7 @@ def tile_k(view: View) -> int | None:
 @derived("tile_k_multiple")
 def tile_k_multiple(view: View) -> int | None:
     """TileK granularity of an sm_90 GMMA: 32 bytes of A (16 for 16-bit, 8 for tf32, 32 for 8-bit)."""
-    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    values = _part(view, "mainloop")
     bits = values.get("element_a_bits")
     return 256 // bits if isinstance(bits, int) and bits in (8, 16, 32) else None
 
@@ -489,7 +495,7 @@ _INT8 = {"int8_t", "uint8_t"}
 def gmma_type_supported(view: View) -> bool | None:
     """(ElementA, ElementB, accumulator) is a combination the sm_90 GMMA selector accepts
     (same-width operands; mixed widths take CUTLASS's mixed-input path and are not judged)."""
-    values = view.get("mainloop") if isinstance(view.get("mainloop"), dict) else {}
+    values = _part(view, "mainloop")
     a, b, acc = values.get("element_a"), values.get("element_b"), values.get("element_accumulator")
     if not all(isinstance(x, str) for x in (a, b, acc)):
         return None
@@ -503,11 +509,6 @@ def gmma_type_supported(view: View) -> bool | None:
     if acc == "int32_t":
         return a in _INT8 and b in _INT8
     return False
-
-
-def _part(view: View, name: str) -> dict:
-    part = view.get(name)
-    return part if isinstance(part, dict) else {}
 
 
 def _ints(values: Any, n: int) -> list[int] | None:

@@ -209,17 +209,17 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
     for g in facts.cutlass:
         view = cutlass_view(g)
         view["arch"] = arch
-        explained = False
+        explained, note = False, _mode_note(g)
         for rule in by_scope.get("cutlass", []):
             if rule.at.startswith("problem."):  # judged once per literal problem size in the GEMM's Arguments
                 for p in g.problems:
                     pview = {**view, "problem": {k: (UNKNOWN if v is None else v)
                                                  for k, v in (("m", p.m), ("n", p.n), ("k", p.k))}}
                     if evaluate(rule.when, pview) is True:
-                        findings.append(_finding(rule, pview, p.at, _mode_note(g)))
+                        findings.append(_finding(rule, pview, p.at, note))
                 continue
             if evaluate(rule.when, view) is True:
-                findings.append(_finding(rule, view, _cutlass_where(rule, g), _mode_note(g)))
+                findings.append(_finding(rule, view, _cutlass_where(rule, g), note))
                 explained = explained or rule.severity == "error"
         if not explained:
             findings += static_assert_findings(g)
