@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from fusionlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify")
 
 
@@ -295,7 +297,12 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
                 "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify}
     try:
-        return handlers[args.command](args)
+        status = handlers[args.command](args)
+        sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit
+        return status
+    except BrokenPipeError:  # `fusionlint facts FILE | head`: stop quietly, as a command killed by SIGPIPE
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (UsageError, RulesetError, ConfigError, SelectionError, CompileDbError, BaselineError) as exc:
         if str(exc) != "bad path":
             print(f"fusionlint: error: {exc}", file=sys.stderr)
@@ -306,6 +313,17 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - an internal error is exit 2 and one line, never a traceback
         print(f"fusionlint: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
         return EXIT_ERROR
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's final flush of what is still buffered
+    does not fail (and print) a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is not a file (e.g. redirected in-process)
+        pass
 
 
 if __name__ == "__main__":

@@ -102,3 +102,21 @@ def test_rule_docs(capsys) -> None:
 def test_console_script_runs_as_a_process() -> None:
     proc = subprocess.run([sys.executable, "-m", "fusionlint.cli", str(BAD)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 1 and "[FL100]" in proc.stdout and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("argv", [["facts", "--no-system-headers", str(BAD)], ["rule", "--all", "--output-format", "json"],
+                                  ["--no-cache", "--no-system-headers", "--output-format", "json", str(BAD)]])
+def test_closed_stdout_pipe_ends_quietly(argv: list[str]) -> None:
+    """``fusionlint facts FILE | head``: a reader that went away ends the command like a command
+    killed by SIGPIPE (status 128 + 13), without a message or a traceback."""
+    import os
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before anything is written
+    try:
+        proc = subprocess.run([sys.executable, "-m", "fusionlint.cli", *argv], stdout=w, stderr=subprocess.PIPE,
+                              text=True, cwd=ROOT, timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141
+    assert proc.stderr == ""
