@@ -103,3 +103,72 @@ def calls_in(cursor: ci.Cursor) -> list[ci.Cursor]:
 
     lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visit), None)
     return found
+
+
+_CONTINUE = 1  # CXChildVisit_Continue
+
+
+def _names(tu: ci.TranslationUnit) -> dict[int | None, str]:
+    """File names by the address of libclang's file object, for one translation unit (the
+    addresses mean nothing once it is gone, so the table lives on the unit's Python object)."""
+    names = tu.__dict__.get("_fusionlint_file_names")
+    if names is None:
+        names = tu.__dict__["_fusionlint_file_names"] = {None: ""}
+    return names
+
+
+# Output arguments of clang_getInstantiationLocation, reused (the interpreter runs in one thread);
+# _FILE_ADDRESS reads the file pointer written into _FILE without a ctypes.cast per call.
+_FILE = ci.c_object_p()
+_FILE_ADDRESS = ctypes.c_void_p.from_address(ctypes.addressof(_FILE))
+_LINE, _COLUMN = ctypes.c_uint(), ctypes.c_uint()
+_FILE_REF, _LINE_REF, _COLUMN_REF = ctypes.byref(_FILE), ctypes.byref(_LINE), ctypes.byref(_COLUMN)
+
+
+def _file_name(names: dict[int | None, str], address: int | None) -> str:
+    name = names.get(address)
+    if name is None:
+        name = names[address] = ci.File(ctypes.cast(ctypes.c_void_p(address), ci.c_object_p)).name
+    return name
+
+
+def location(cursor: ci.Cursor) -> tuple[str, int, int]:
+    """(file name, line, column) of the cursor's expansion location: what ``cursor.location.file.name``
+    (or ``""``), ``.line`` and ``.column`` give, with each file's name fetched once per unit."""
+    tu = getattr(cursor, "_tu", None)
+    if tu is None:
+        loc = cursor.location
+        return (loc.file.name if loc.file else ""), loc.line, loc.column
+    ci.conf.lib.clang_getInstantiationLocation(cursor.location, _FILE_REF, _LINE_REF, _COLUMN_REF, None)
+    return _file_name(_names(tu), _FILE_ADDRESS.value), _LINE.value, _COLUMN.value
+
+
+def children_in_file(cursor: ci.Cursor, path: str) -> list[ci.Cursor]:
+    """The children of ``cursor`` whose expansion location is in the file named ``path``: what
+    ``[c for c in cursor.get_children() if c.location.file and c.location.file.name == path]``
+    gives, without Python objects for the location and file of each child (a translation unit's
+    top level holds thousands of declarations from headers)."""
+    lib = ci.conf.lib
+    tu = cursor._tu
+    names = _names(tu)
+    found: list[ci.Cursor] = []
+
+    def visit(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+        lib.clang_getInstantiationLocation(lib.clang_getCursorLocation(child), _FILE_REF, None, None, None)
+        if _file_name(names, _FILE_ADDRESS.value) == path:
+            child._tu = tu
+            found.append(child)
+        return _CONTINUE
+
+    lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visit), None)
+    return found
+
+
+def children(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """``list(cursor.get_children())``, kept on the cursor object: the interpreter visits the same
+    statements and expressions again (loops, branches, helpers inlined at several calls), and the
+    kept children keep what libclang already told about them (spelling, location, referenced)."""
+    kids = cursor.__dict__.get("_fusionlint_children")
+    if kids is None:
+        kids = cursor.__dict__["_fusionlint_children"] = list(cursor.get_children())
+    return kids

@@ -42,12 +42,18 @@ class ApiHandler(Protocol):
 
 
 def loc_of(cursor: ci.Cursor) -> Loc:
-    loc = cursor.location
-    return Loc(loc.file.name if loc.file else "", loc.line, loc.column)
+    loc = cursor.__dict__.get("_fusionlint_loc")
+    if loc is None:
+        loc = cursor.__dict__["_fusionlint_loc"] = Loc(*clangext.location(cursor))
+    return loc
 
 
 def expr_children(cursor: ci.Cursor) -> list[ci.Cursor]:
-    return [c for c in cursor.get_children() if c.kind not in NON_EXPR_CHILDREN]
+    kids = cursor.__dict__.get("_fusionlint_expr_children")
+    if kids is None:
+        kids = cursor.__dict__["_fusionlint_expr_children"] = [
+            c for c in clangext.children(cursor) if c.kind not in NON_EXPR_CHILDREN]
+    return kids
 
 
 def strip(cursor: ci.Cursor) -> ci.Cursor:
@@ -119,6 +125,7 @@ class Interpreter:
         self._steps = 0
         self._relevant: dict[str, bool] = {}
         self._decls: dict[Key, ci.Cursor] = {}  # global/static variables met, for their initializers
+        self._definitions: dict[ci.Cursor, ci.Cursor] = {}  # one cursor object per callee definition
         self.call_stack: list[str] = []
         self.sites: list[Loc] = []  # call sites of the inlined calls now running, outermost first
         self.last_returned_key: Key | None = None
@@ -129,13 +136,11 @@ class Interpreter:
         found: list[ci.Cursor] = []
 
         def visit(c: ci.Cursor) -> None:
-            for child in c.get_children():
-                f = child.location.file
-                if f is None or f.name != self.main_path:
-                    continue
-                if child.kind in FUNCTION_KINDS and child.is_definition():
+            for child in clangext.children_in_file(c, self.main_path):
+                kind = child.kind
+                if kind in FUNCTION_KINDS and child.is_definition():
                     found.append(child)
-                elif child.kind in CONTAINER_KINDS:
+                elif kind in CONTAINER_KINDS:
                     visit(child)
 
         visit(self.tu.cursor)
@@ -179,6 +184,18 @@ class Interpreter:
         return result
 
     def _callee_definition(self, call: ci.Cursor) -> ci.Cursor | None:
+        """The user-written definition a call runs (None: an API call, a library function, no body).
+        Kept on the call's cursor, and one cursor object per definition, so that a helper inlined
+        at several calls is read from libclang once."""
+        known = call.__dict__.get("_fusionlint_callee", False)
+        if known is False:
+            known = self._find_callee_definition(call)
+            if known is not None:
+                known = self._definitions.setdefault(known, known)
+            call.__dict__["_fusionlint_callee"] = known
+        return known
+
+    def _find_callee_definition(self, call: ci.Cursor) -> ci.Cursor | None:
         ref = call.referenced
         if ref is None or ref.kind not in FUNCTION_KINDS:
             return None
@@ -257,7 +274,7 @@ class Interpreter:
             return Unknown(f"call depth limit at {fn.spelling}()", loc_of(fn))
         self._frame_ids += 1
         frame = Frame(self._frame_ids, fn, this_key=this_key, cond_base=self.cond_depth)
-        params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
+        params = [c for c in clangext.children(fn) if c.kind == K.PARM_DECL]
         for i, p in enumerate(params):
             pusr = p.get_usr() or f"{p.spelling}@{i}"
             if i < len(args):
@@ -283,7 +300,7 @@ class Interpreter:
         try:
             if fn.kind == K.CONSTRUCTOR:
                 self._member_initializers(fn)
-            body = next((c for c in fn.get_children() if c.kind == K.COMPOUND_STMT), None)
+            body = next((c for c in clangext.children(fn) if c.kind == K.COMPOUND_STMT), None)
             if body is not None:
                 self.exec(body)
         finally:
@@ -294,7 +311,7 @@ class Interpreter:
 
     def _member_initializers(self, ctor: ci.Cursor) -> None:
         """``Ctor(...) : field_(expr)`` — a MEMBER_REF followed by its initializer expression."""
-        kids = list(ctor.get_children())
+        kids = list(clangext.children(ctor))
         for i, c in enumerate(kids):
             if c.kind == K.MEMBER_REF and i + 1 < len(kids) and self.frame.this_key is not None:
                 init = kids[i + 1]
@@ -342,7 +359,7 @@ class Interpreter:
             elif isinstance(v, Handle):
                 self.handler.escaped(v.obj, name, origin)
         if ref is not None:
-            params = [p for p in ref.get_children() if p.kind == K.PARM_DECL]
+            params = [p for p in clangext.children(ref) if p.kind == K.PARM_DECL]
             for a, p in zip(arg_cursors, params):
                 if p.type.kind == ci.TypeKind.LVALUEREFERENCE and not p.type.get_pointee().is_const_qualified():
                     key = self.lvalue_key(a)
@@ -363,12 +380,12 @@ class Interpreter:
             return
         kind = stmt.kind
         if kind == K.COMPOUND_STMT:
-            for s in stmt.get_children():
+            for s in clangext.children(stmt):
                 self.exec(s)
                 if self.frame.done:
                     return
         elif kind == K.DECL_STMT:
-            for d in stmt.get_children():
+            for d in clangext.children(stmt):
                 if d.kind == K.VAR_DECL:
                     self.declare(d)
         elif kind == K.IF_STMT:
@@ -376,7 +393,7 @@ class Interpreter:
         elif kind in (K.FOR_STMT, K.WHILE_STMT, K.CXX_FOR_RANGE_STMT):
             self._exec_loop(stmt)
         elif kind == K.DO_STMT:
-            kids = list(stmt.get_children())
+            kids = list(clangext.children(stmt))
             if kids:
                 self.exec(kids[0])  # the body runs at least once
             if len(kids) > 1:
@@ -384,16 +401,16 @@ class Interpreter:
                 if not (isinstance(cond, Known) and not cond.value):
                     self._exec_conditionally([kids[0]])
         elif kind == K.SWITCH_STMT:
-            kids = list(stmt.get_children())
+            kids = list(clangext.children(stmt))
             if kids:
                 self.eval(kids[0])
             self._exec_conditionally(kids[1:])
         elif kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
-            for s in stmt.get_children():
+            for s in clangext.children(stmt):
                 if s.kind not in (K.INTEGER_LITERAL, K.DECL_REF_EXPR):
                     self.exec(s)
         elif kind == K.CXX_TRY_STMT:
-            kids = list(stmt.get_children())
+            kids = list(clangext.children(stmt))
             if kids:
                 self.exec(kids[0])
             self._exec_conditionally(kids[1:])
@@ -416,7 +433,7 @@ class Interpreter:
         return self.frame.cond_base
 
     def _exec_if(self, stmt: ci.Cursor) -> None:
-        kids = list(stmt.get_children())
+        kids = list(clangext.children(stmt))
         decls = [k for k in kids if k.kind in (K.VAR_DECL, K.DECL_STMT)]
         for d in decls:
             self.declare(d) if d.kind == K.VAR_DECL else self.exec(d)
@@ -433,7 +450,7 @@ class Interpreter:
         self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}")
 
     def _exec_loop(self, stmt: ci.Cursor) -> None:
-        kids = list(stmt.get_children())
+        kids = list(clangext.children(stmt))
         if stmt.kind == K.FOR_STMT and kids and kids[0].kind == K.DECL_STMT:
             self.exec(kids[0])
             kids = kids[1:]
@@ -494,7 +511,7 @@ class Interpreter:
 
     def declare(self, decl: ci.Cursor) -> None:
         key = self.var_key(decl)
-        init = [c for c in decl.get_children() if c.kind not in NON_EXPR_CHILDREN]
+        init = [c for c in clangext.children(decl) if c.kind not in NON_EXPR_CHILDREN]
         origin = loc_of(decl)
         if not init:
             self._default_members(key, decl.type, origin)
@@ -525,7 +542,7 @@ class Interpreter:
             if src is not None:
                 self._copy_members(src, key)
             if target is None or ref.is_default_method() or not any(
-                    c.kind == K.COMPOUND_STMT and list(c.get_children()) for c in target.get_children()):
+                    c.kind == K.COMPOUND_STMT and list(clangext.children(c)) for c in clangext.children(target)):
                 return
         if target is not None:
             self.sites.append(loc_of(ctor_call))
@@ -558,9 +575,9 @@ class Interpreter:
         loc = decl.location
         if loc.file is None or loc.is_in_system_header or is_virtual(loc.file.name):
             return
-        for f in decl.get_children():
+        for f in clangext.children(decl):
             if f.kind == K.FIELD_DECL:
-                init = [c for c in f.get_children() if c.kind not in NON_EXPR_CHILDREN]
+                init = [c for c in clangext.children(f) if c.kind not in NON_EXPR_CHILDREN]
                 fkey = ("member", key, f.spelling)
                 if init:
                     self.store(fkey, self.eval(init[-1]))
@@ -569,7 +586,7 @@ class Interpreter:
 
     def _aggregate(self, key: Key, ctype: ci.Type, init_list: ci.Cursor) -> None:
         decl = ctype.get_canonical().get_declaration()
-        fields = [f for f in decl.get_children() if f.kind == K.FIELD_DECL] if decl is not None else []
+        fields = [f for f in clangext.children(decl) if f.kind == K.FIELD_DECL] if decl is not None else []
         elems = expr_children(init_list)
         if ctype.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
             for i, e in enumerate(elems):
@@ -700,7 +717,7 @@ class Interpreter:
                 return self.env[key]
             ref = cursor.referenced
             if ref is not None and ref.kind == K.FIELD_DECL:
-                init = [c for c in ref.get_children() if c.kind not in NON_EXPR_CHILDREN]
+                init = [c for c in clangext.children(ref) if c.kind not in NON_EXPR_CHILDREN]
                 if init and key is None:
                     return self.eval(init[-1])
             return Unknown(f"member {cursor.spelling} not set on this path", origin)
@@ -802,7 +819,7 @@ class Interpreter:
 
     def _initial_value(self, decl: ci.Cursor, origin: Loc | None) -> Value:
         """A constant's or a never-reassigned global's value, from its initializer."""
-        init = [c for c in decl.get_children() if c.kind not in NON_EXPR_CHILDREN]
+        init = [c for c in clangext.children(decl) if c.kind not in NON_EXPR_CHILDREN]
         if not init:
             return Unknown(f"{decl.spelling} has no initializer", origin)
         value = self.eval(init[-1])
@@ -900,7 +917,7 @@ class Interpreter:
         word = tokens[0] if tokens else "sizeof"
         # sizeof(param) / sizeof(T) inside an inlined template: use the caller's argument type.
         if self.frames and word == "sizeof":
-            kids = list(cursor.get_children())
+            kids = list(clangext.children(cursor))
             for k in kids:
                 target = strip(k)
                 if target.kind == K.DECL_REF_EXPR and target.referenced is not None \
@@ -922,7 +939,7 @@ class Interpreter:
     def _template_type_size(self, spelling: str) -> tuple[int, str] | None:
         """Size of a template parameter ``T`` deduced from the inlined call's arguments."""
         for f in reversed(self.frames):
-            params = [p for p in f.function.get_children() if p.kind == K.PARM_DECL]
+            params = [p for p in clangext.children(f.function) if p.kind == K.PARM_DECL]
             for p in params:
                 pusr = p.get_usr() or p.spelling
                 if pusr not in f.arg_types:
