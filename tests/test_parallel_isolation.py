@@ -106,6 +106,43 @@ def test_ctrl_c_stops_workers_without_a_traceback(tmp_path: Path) -> None:
         assert not Path(f"/proc/{w}").exists() or "Z" in Path(f"/proc/{w}/stat").read_text().split()[2]
 
 
+@pytest.mark.parametrize("how, expected", [("segv", "the parser crashed (SIGSEGV)"), ("crash", "the parser crashed (SIGABRT)"),
+                                           ("hang", "timed out after 3 s")])
+def test_a_single_file_is_isolated_too(tmp_path: Path, monkeypatch, how: str, expected: str) -> None:
+    """One file is checked in one forked child (no pool): a crash or a hang is still its FL000."""
+    src = tree(tmp_path)
+    monkeypatch.setenv("FUSIONLINT_TEST_WORKER_HOOK", f"{how}:a_bad.cpp")
+    start = time.monotonic()
+    rc, out, err = lint("--timeout", "3", src / "a_bad.cpp")
+    assert codes(out) == [("a_bad.cpp", 1, "FL000")] and expected in out and rc == 2
+    assert err.count("\n") == 1 and time.monotonic() - start < 60
+    monkeypatch.delenv("FUSIONLINT_TEST_WORKER_HOOK")
+    rc, out, err = lint(src / "a_bad.cpp")
+    assert (rc, codes(out), err) == (1, [("a_bad.cpp", 5, "FL100")], "")
+    monkeypatch.setenv("FUSIONLINT_IN_PROCESS", "1")
+    assert lint(src / "a_bad.cpp") == (rc, out, err)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_ctrl_c_stops_a_single_file_child(tmp_path: Path) -> None:
+    src = tree(tmp_path)
+    env = {**os.environ, "FUSIONLINT_TEST_WORKER_HOOK": "hang:a_bad.cpp"}
+    proc = subprocess.Popen([sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "--no-cache",
+                             str(src / "a_bad.cpp")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    workers: list[int] = []
+    deadline = time.monotonic() + 60
+    while not workers and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = _children(proc.pid)
+    assert len(workers) == 1
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err and out == ""
+    assert not Path(f"/proc/{workers[0]}").exists() or "Z" in Path(f"/proc/{workers[0]}/stat").read_text().split()[2]
+
+
 def test_whole_file_system_and_huge_trees_are_refused(tmp_path: Path) -> None:
     start = time.monotonic()
     rc, _, err = run_cli("/")
