@@ -9,9 +9,10 @@ with a hash of its bytes) and the headers that were found nowhere; it is used on
 every header still hashes the same and none of the missing ones has appeared.
 
 Layout: ``<dir>/v1/results/<2 hex>/<key>.json``, ``<dir>/v1/pch/<key>.pch|.json``,
-``<dir>/v1/rules/<key>.json``. Every file is written to a temporary name and renamed
-(``os.replace``), so parallel runs never see a half-written entry; an entry that does not
-parse is ignored. The directory is bounded (``FUSIONLINT_CACHE_SIZE_MB``, default 2048): after a
+``<dir>/v1/rules/<key>.json``, ``<dir>/v1/model/<key>.json`` (the API model's data and the
+stand-in headers, a JSON copy of what the YAML model gives). Every file is written to a
+temporary name and renamed (``os.replace``), so parallel runs never see a half-written entry;
+an entry that does not parse is ignored. The directory is bounded (``FUSIONLINT_CACHE_SIZE_MB``, default 2048): after a
 run that wrote something, the least recently used files go first.
 
 Where: ``--cache-dir DIR``, else ``FUSIONLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/fusionlint``,
@@ -270,6 +271,32 @@ class Cache:
             return
         self.wrote |= write_atomic(self.base / "rules" / f"{key}.json",
                                    json.dumps({"key": key, "rules": data}).encode("utf-8"))
+
+    # -- the API model and the stand-in headers made from it: reading the YAML model costs ~0.3 s
+    def prime_api_model(self) -> None:
+        """Give this process the API model's data and the stand-in headers from the cache (a JSON
+        copy, keyed by fusionlint's own files, which include the YAML), or make them and keep them
+        there. Forked workers inherit them."""
+        from fusionlint.frontend import parse
+        from fusionlint.frontend.api import model
+
+        key = digest("api-model", FORMAT, fusionlint_key())
+        path = self.base / "model" / f"{key}.json"
+        data = read_json(path)
+        if data is not None and data.get("key") == key and isinstance(data.get("model"), dict) \
+                and isinstance(data.get("stand_ins"), dict) \
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in data["stand_ins"].items()):
+            model.use_data(data["model"])
+            parse.use_stand_ins(data["stand_ins"])
+            return
+        raw, stand_ins = model.model_data(), parse.stand_in_headers()
+        try:
+            blob = json.dumps({"key": key, "model": raw, "stand_ins": stand_ins})
+            if json.loads(blob)["model"] != raw:  # not plain JSON data: would not read back the same
+                return
+        except (TypeError, ValueError):
+            return
+        self.wrote |= write_atomic(path, blob.encode("utf-8"))
 
     # -- size bound ---------------------------------------------------------------------------
     def evict(self) -> None:

@@ -332,6 +332,13 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
         import fusionlint.pipeline  # noqa: F401 - loaded once here, inherited by forked workers
         from fusionlint.workers import run_tasks
 
+        if checker.cache is not None:  # the API model and stand-in headers, inherited by the workers
+            checker.cache.prime_api_model()
+        else:
+            from fusionlint.frontend.parse import stand_in_headers
+
+            stand_in_headers()
+
         run_tasks(tasks, jobs, timeout or None, str(checker.cache.root) if checker.cache else None, on_outcome)
     report_ready()
     if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in outcomes)):

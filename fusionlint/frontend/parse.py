@@ -92,9 +92,14 @@ def _package_headers(subdir: str) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in base.iterdir() if p.name.endswith(".h")}
 
 
+_cached_stand_ins: dict[str, str] | None = None  # from fusionlint's cache (use_stand_ins)
+
+
 @lru_cache(maxsize=1)
 def stand_in_headers() -> dict[str, str]:
     """Header name -> text of every stand-in header fusionlint can supply."""
+    if _cached_stand_ins is not None:
+        return _cached_stand_ins
     from fusionlint.frontend.api.stubs import stub_headers
 
     headers: dict[str, str] = {}
@@ -102,6 +107,15 @@ def stand_in_headers() -> dict[str, str]:
     headers.update(_package_headers("cuda"))
     headers.update(stub_headers())
     return headers
+
+
+def use_stand_ins(headers: dict[str, str]) -> None:
+    """Use ``headers`` (what ``stand_in_headers()`` returned in an earlier process, kept in
+    fusionlint's cache under a key over fusionlint's own files) instead of generating them from
+    the API model again."""
+    global _cached_stand_ins
+    _cached_stand_ins = headers
+    stand_in_headers.cache_clear()
 
 
 @lru_cache(maxsize=1)
@@ -217,6 +231,49 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
 
 # The last parse's include closure and missing headers, for the result cache (one file at a time).
 last_unit_record: dict | None = None
+
+
+_MENTIONS: dict[tuple[str, bytes], tuple[tuple[int, int, int], bool]] = {}  # (file, word) -> (stat, found)
+
+
+def closure_mentions(unit: ParsedUnit, word: str) -> bool:
+    """Whether ``word`` appears in the text of any file the parse read: the headers on disk, the
+    stand-in headers fusionlint supplied, the CUDA prelude. A file that cannot be read counts as
+    mentioning it. Answers for headers on disk are remembered while their size and modification
+    time stay (the same headers come back for every file of a project)."""
+    needle = word.encode("utf-8")
+    virtual = {f"{STUB_DIR}/{name}": text for name, text in stand_in_headers().items()}
+    virtual[PRELUDE] = _prelude_text()
+    for inc in unit.tu.get_includes():
+        name = inc.include.name if inc.include is not None else ""
+        if not name:
+            continue
+        if is_virtual(name):
+            if name.startswith(MISSING_DIR + "/"):
+                continue  # an empty stand-in for a header found nowhere
+            text = virtual.get(name)
+            if text is None or word in text:
+                return True
+            continue
+        try:
+            st = os.stat(name)
+        except OSError:
+            return True
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        known = _MENTIONS.get((name, needle))
+        if known is not None and known[0] == stamp:
+            if known[1]:
+                return True
+            continue
+        try:
+            with open(name, "rb") as f:
+                found = needle in f.read()
+        except OSError:
+            return True
+        _MENTIONS[name, needle] = (stamp, found)
+        if found:
+            return True
+    return False
 
 
 # ----------------------------------------------------------------------------------------------

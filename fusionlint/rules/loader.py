@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
-from fusionlint.rules import derived
+# yaml and the derived quantities are imported where a ruleset is read and validated: a run whose
+# validated rules come from the cache needs neither.
 
 CONDITION_OPS = ("eq", "ne", "in", "not_in", "lt", "le", "gt", "ge", "multiple_of", "not_multiple_of",
                  "present", "known")
@@ -51,6 +53,8 @@ def _schema() -> dict:
 
 def _line_of(node: yaml.Node | None, path: list) -> int:
     """1-based line of the YAML node at ``path`` (as far as it exists)."""
+    import yaml
+
     line = node.start_mark.line + 1 if node is not None else 1
     for step in path:
         if isinstance(node, yaml.MappingNode):
@@ -105,6 +109,8 @@ def _fact_fields() -> dict[str, dict[str, frozenset[str] | str | None]]:
 
 def _fact_problem(fact: str, scope: str | None) -> str | None:
     """Why ``fact`` names nothing in ``scope`` (None: it is fine)."""
+    from fusionlint.rules import derived
+
     head, *rest = fact.split(".")
     if head not in derived.FACT_ROOTS:
         return f"unknown fact '{fact}' (facts start with one of: {', '.join(sorted(derived.FACT_ROOTS))})"
@@ -140,6 +146,8 @@ def _check_conditions(cond: Any, path: list, problems: list[tuple[list, str]], s
     if "not" in cond:
         _check_conditions(cond["not"], [*path, "not"], problems, scope)
         return
+    from fusionlint.rules import derived
+
     if "derived" in cond and cond["derived"] not in derived.REGISTRY:
         problems.append(([*path, "derived"], f"unknown derived quantity '{cond['derived']}' "
                                              f"(known: {', '.join(sorted(derived.REGISTRY))})"))
@@ -154,6 +162,8 @@ MAX_NODES = 200_000  # YAML nodes after alias expansion: a "billion laughs" file
 
 def _expanded_size(node: yaml.Node | None, limit: int) -> int:
     """Number of YAML nodes with every alias expanded (stops counting past ``limit``)."""
+    import yaml
+
     sizes: dict[int, int] = {}
 
     def size(n: yaml.Node) -> int:
@@ -178,6 +188,8 @@ def _expanded_size(node: yaml.Node | None, limit: int) -> int:
 
 
 def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
+    import yaml
+
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8") if text is None else text

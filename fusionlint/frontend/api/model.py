@@ -12,9 +12,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-import yaml
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MODEL_PATH = Path(__file__).with_name("cublaslt.yaml")
 
 
@@ -285,10 +282,37 @@ def _header(name: str, h: Mapping[str, Any]) -> HeaderSpec:
     )
 
 
+def _read_yaml(path: Path) -> Any:
+    import yaml  # not needed when the shipped model's data comes from the cache (use_data)
+
+    safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with path.open("rb") as f:
+        return yaml.load(f, Loader=safe_loader)
+
+
+_cached_data: Mapping[str, Any] | None = None  # the shipped model's data, from fusionlint's cache
+
+
+@lru_cache(maxsize=1)
+def model_data() -> Mapping[str, Any]:
+    """The shipped model's YAML data (plain mappings, lists, strings and numbers): read once.
+    Reading the 260 KB YAML takes about 0.3 s, so ``check`` keeps a JSON copy in its cache
+    (``cache.Cache.prime_api_model``) and hands it over with ``use_data``."""
+    if _cached_data is not None:
+        return _cached_data
+    return _read_yaml(MODEL_PATH)
+
+
+def use_data(data: Mapping[str, Any]) -> None:
+    """Use ``data`` (what ``model_data()`` returned in an earlier process, kept in fusionlint's cache
+    under a key over fusionlint's own files) instead of reading the YAML again."""
+    global _cached_data
+    _cached_data = data
+    model_data.cache_clear()
+    load_model.cache_clear()
+
+
 @lru_cache(maxsize=4)
 def load_model(path: str | None = None) -> ApiModel:
     """Load (once) the model shipped with fusionlint, or the YAML at ``path``."""
-    p = Path(path) if path else MODEL_PATH
-    with p.open("rb") as f:
-        data = yaml.load(f, Loader=_LOADER)
-    return ApiModel(data)
+    return ApiModel(_read_yaml(Path(path)) if path else model_data())
