@@ -2,16 +2,53 @@
 from __future__ import annotations
 
 import codecs
+import importlib
+import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fusionlint.facts import FileFacts
 from fusionlint.findings import INTERNAL_ERROR, Finding
-from fusionlint.frontend import cublaslt
-from fusionlint.frontend.cutlass import extract_cutlass
 from fusionlint.frontend.parse import ParseOptions, parse_file
-from fusionlint.rules.engine import run_rules
-from fusionlint.rules.loader import Rule
+
+if TYPE_CHECKING:
+    from fusionlint.facts import FileFacts
+    from fusionlint.rules.loader import Rule
+
+# What runs after the parse: imported while libclang parses (see extract_file), or up front by a
+# process that forks several workers (check.py).
+EXTRACTORS = ("fusionlint.frontend.cublaslt", "fusionlint.frontend.cutlass", "fusionlint.rules.engine")
+
+
+def import_extractors() -> None:
+    for name in EXTRACTORS:
+        importlib.import_module(name)
+
+
+def _import_during_parse() -> threading.Thread | None:
+    """Import the extractors in a thread while the main thread parses (libclang releases the GIL
+    while it parses, so the imports cost no wall time when a core is free); None when they are
+    loaded already."""
+    if all(name in sys.modules for name in EXTRACTORS):
+        return None
+    # what the parse itself imports or makes, first, so that the two threads never import the same
+    # module at the same time
+    import fusionlint.cache  # noqa: F401
+    import fusionlint.prefilter  # noqa: F401
+    from fusionlint.frontend.parse import stand_in_headers
+
+    stand_in_headers()
+    thread = threading.Thread(target=_quiet_import, name="fusionlint-imports", daemon=True)
+    thread.start()
+    return thread
+
+
+def _quiet_import() -> None:
+    try:
+        import_extractors()
+    except BaseException:  # noqa: BLE001 - the main thread imports them again and reports the error
+        pass
 
 
 class SkipFile(Exception):
@@ -44,8 +81,16 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 def extract_file(path: Path, options: ParseOptions) -> FileFacts:
     text = _read_text(path)
-    unit = parse_file(path, options, text=text)
-    facts = cublaslt.extract(unit)
+    importer = _import_during_parse()
+    try:
+        unit = parse_file(path, options, text=text)
+    finally:
+        if importer is not None:
+            importer.join()
+    from fusionlint.frontend import cublaslt
+    from fusionlint.frontend.cutlass import extract_cutlass
+
+    facts = cublaslt.extract(unit, text)
     try:
         facts.cutlass = extract_cutlass(unit, text)
     except Exception as exc:  # noqa: BLE001 - a CUTLASS-reader bug must not hide the cuBLASLt findings
@@ -57,6 +102,8 @@ def check_file(path: Path, rules: list[Rule], options: ParseOptions, arch: str =
     result = FileResult(str(path))
     try:
         result.facts = extract_file(path, options)
+        from fusionlint.rules.engine import run_rules
+
         result.findings = run_rules(rules, result.facts, arch)
         result.findings += [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
                                     f"part of the file not checked: {reason}")

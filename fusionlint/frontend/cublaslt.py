@@ -16,7 +16,7 @@ import clang.cindex as ci
 from fusionlint.facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.frontend.interp import Interpreter, expr_children, loc_of, strip
-from fusionlint.frontend.parse import ParsedUnit
+from fusionlint.frontend.parse import ParsedUnit, closure_mentions
 from fusionlint.frontend.values import Address, Handle, Known, Loc, Symbol, Unknown, Value
 
 K = ci.CursorKind
@@ -309,11 +309,26 @@ def _function_name(interp: Interpreter) -> str:
     return fn.spelling
 
 
-def extract(unit: ParsedUnit) -> FileFacts:
-    """Run the interpreter over the main file and collect its cuBLASLt facts."""
+API_PREFIX = "cublasLt"  # every function the handler watches is named so (see CublasLtHandler.is_api)
+
+
+def may_call_api(unit: ParsedUnit, text: str | None = None) -> bool:
+    """False when no cuBLASLt function can be called in the translation unit: its name is written
+    neither in the main file (``text``, its content) nor in any header the parse read (a call
+    written through a macro has the name in the macro's file, a declaration in its header).
+    Then there is nothing to interpret, and a large file without GEMMs is not walked at all."""
+    if text is None or API_PREFIX in text:
+        return True
+    return closure_mentions(unit, API_PREFIX)
+
+
+def extract(unit: ParsedUnit, text: str | None = None) -> FileFacts:
+    """Run the interpreter over the main file and collect its cuBLASLt facts. ``text`` is the main
+    file's content (when given, a translation unit that cannot call cuBLASLt is not walked)."""
     main_path = str(unit.path)
     handler = CublasLtHandler(load_model(), main_path)
-    Interpreter(unit.tu, main_path, handler).run()
+    if may_call_api(unit, text):
+        Interpreter(unit.tu, main_path, handler).run()
     configs = handler.finish()
     errors = unit.main_file_errors()
     for cfg in configs:
