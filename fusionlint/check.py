@@ -329,8 +329,11 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
     tasks = [p.task for p in prepared if p.result is None]
     report_ready()
     if tasks:
-        import fusionlint.pipeline  # noqa: F401 - loaded once here, inherited by forked workers
+        from fusionlint import pipeline
         from fusionlint.workers import run_tasks
+
+        if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
+            pipeline.import_extractors()  # imports them while libclang parses (pipeline.extract_file)
 
         if checker.cache is not None:  # the API model and stand-in headers, inherited by the workers
             checker.cache.prime_api_model()
