@@ -9,8 +9,8 @@ with a hash of its bytes) and the headers that were found nowhere; it is used on
 every header still hashes the same and none of the missing ones has appeared.
 
 Layout: ``<dir>/v1/results/<2 hex>/<key>.json``, ``<dir>/v1/pch/<key>.pch|.json``,
-``<dir>/v1/rules/<key>.json``, ``<dir>/v1/model/<key>.json`` (the API model's data and the
-stand-in headers, a JSON copy of what the YAML model gives). Every file is written to a
+``<dir>/v1/rules/<key>.json``, ``<dir>/v1/model/<key>.json`` and ``<key>-model.json`` (the
+stand-in headers and the API model's data: JSON copies of what the YAML model gives). Every file is written to a
 temporary name and renamed (``os.replace``), so parallel runs never see a half-written entry;
 an entry that does not parse is ignored. The directory is bounded (``FUSIONLINT_CACHE_SIZE_MB``, default 2048): after a
 run that wrote something, the least recently used files go first.
@@ -273,30 +273,38 @@ class Cache:
                                    json.dumps({"key": key, "rules": data}).encode("utf-8"))
 
     # -- the API model and the stand-in headers made from it: reading the YAML model costs ~0.3 s
-    def prime_api_model(self) -> None:
-        """Give this process the API model's data and the stand-in headers from the cache (a JSON
-        copy, keyed by fusionlint's own files, which include the YAML), or make them and keep them
-        there. Forked workers inherit them."""
-        from fusionlint.frontend import parse
-        from fusionlint.frontend.api import model
+    def prime_api_model(self, load_model: bool = True) -> None:
+        """Give this process the stand-in headers from the cache, and the API model's data (a JSON
+        copy of each, keyed by fusionlint's own files, which include the YAML model), or make them
+        and keep them there. Forked workers inherit them. ``load_model=False`` only names the
+        model's copy (``fusionlint.frontend.api.cached_copy``): it is read where it is needed."""
+        from fusionlint.frontend import api, parse
 
         key = digest("api-model", FORMAT, fusionlint_key())
-        path = self.base / "model" / f"{key}.json"
-        data = read_json(path)
-        if data is not None and data.get("key") == key and isinstance(data.get("model"), dict) \
-                and isinstance(data.get("stand_ins"), dict) \
-                and all(isinstance(k, str) and isinstance(v, str) for k, v in data["stand_ins"].items()):
-            model.use_data(data["model"])
+        stand_ins_path = self.base / "model" / f"{key}.json"
+        model_path = self.base / "model" / f"{key}-model.json"
+        data = read_json(stand_ins_path)
+        if data is not None and data.get("key") == key and isinstance(data.get("stand_ins"), dict) \
+                and all(isinstance(k, str) and isinstance(v, str) for k, v in data["stand_ins"].items()) \
+                and model_path.is_file():
             parse.use_stand_ins(data["stand_ins"])
+            api.cached_copy = (str(model_path), key)
+            if load_model:
+                from fusionlint.frontend.api.model import model_data
+
+                model_data()
             return
-        raw, stand_ins = model.model_data(), parse.stand_in_headers()
+        from fusionlint.frontend.api.model import model_data
+
+        raw, stand_ins = model_data(), parse.stand_in_headers()
         try:
-            blob = json.dumps({"key": key, "model": raw, "stand_ins": stand_ins})
+            blob = json.dumps({"key": key, "model": raw})
             if json.loads(blob)["model"] != raw:  # not plain JSON data: would not read back the same
                 return
         except (TypeError, ValueError):
             return
-        self.wrote |= write_atomic(path, blob.encode("utf-8"))
+        if write_atomic(model_path, blob.encode("utf-8")):
+            self.wrote |= write_atomic(stand_ins_path, json.dumps({"key": key, "stand_ins": stand_ins}).encode("utf-8"))
 
     # -- size bound ---------------------------------------------------------------------------
     def evict(self) -> None:

@@ -335,8 +335,8 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
         if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
             pipeline.import_extractors()  # imports them while libclang parses (pipeline.extract_file)
 
-        if checker.cache is not None:  # the API model and stand-in headers, inherited by the workers
-            checker.cache.prime_api_model()
+        if checker.cache is not None:  # the stand-in headers (and API model), inherited by the workers
+            checker.cache.prime_api_model(load_model=len(tasks) > 1)
         else:
             from fusionlint.frontend.parse import stand_in_headers
 

@@ -47,7 +47,10 @@ def _import_during_parse() -> threading.Thread | None:
 def _quiet_import() -> None:
     try:
         import_extractors()
-    except BaseException:  # noqa: BLE001 - the main thread imports them again and reports the error
+        from fusionlint.frontend.api.model import load_model
+
+        load_model()
+    except BaseException:  # noqa: BLE001 - the main thread does it again and reports the error
         pass
 
 

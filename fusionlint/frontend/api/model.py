@@ -283,33 +283,34 @@ def _header(name: str, h: Mapping[str, Any]) -> HeaderSpec:
 
 
 def _read_yaml(path: Path) -> Any:
-    import yaml  # not needed when the shipped model's data comes from the cache (use_data)
+    import yaml  # not needed when the model's data comes from the cache (model_data)
 
     safe_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with path.open("rb") as f:
         return yaml.load(f, Loader=safe_loader)
 
 
-_cached_data: Mapping[str, Any] | None = None  # the shipped model's data, from fusionlint's cache
-
-
 @lru_cache(maxsize=1)
 def model_data() -> Mapping[str, Any]:
     """The shipped model's YAML data (plain mappings, lists, strings and numbers): read once.
     Reading the 260 KB YAML takes about 0.3 s, so ``check`` keeps a JSON copy in its cache
-    (``cache.Cache.prime_api_model``) and hands it over with ``use_data``."""
-    if _cached_data is not None:
-        return _cached_data
+    (``cache.Cache.prime_api_model``, named by ``fusionlint.frontend.api.cached_copy``)."""
+    from fusionlint.frontend import api
+
+    if api.cached_copy is not None:
+        data = _read_copy(*api.cached_copy)
+        if data is not None:
+            return data
     return _read_yaml(MODEL_PATH)
 
 
-def use_data(data: Mapping[str, Any]) -> None:
-    """Use ``data`` (what ``model_data()`` returned in an earlier process, kept in fusionlint's cache
-    under a key over fusionlint's own files) instead of reading the YAML again."""
-    global _cached_data
-    _cached_data = data
-    model_data.cache_clear()
-    load_model.cache_clear()
+def _read_copy(path: str, key: str) -> Mapping[str, Any] | None:
+    from fusionlint.cache import read_json
+
+    data = read_json(Path(path))
+    if data is None or data.get("key") != key or not isinstance(data.get("model"), dict):
+        return None
+    return data["model"]
 
 
 @lru_cache(maxsize=4)
