@@ -23,7 +23,12 @@ def outcome(p: dict) -> str:
         if m:
             return f"compile error: {m.group(1).strip()}"
         m = re.search(r'incomplete type "([^"<]+)', p["log"])
-        return f"compile error: incomplete type {m.group(1).strip()}" if m else "build failed"
+        if m:
+            return f"compile error: incomplete type {m.group(1).strip()}"
+        m = re.search(r'class "([^"<]+)[^"]*" has no member "(\w+)"', p["log"])
+        if m:
+            return f"compile error: {m.group(1).rsplit('::', 1)[-1]} has no member {m.group(2)}"
+        return "build failed"
     bad = next((c for c in p["calls"] if c["status"] not in ("CUBLAS_STATUS_SUCCESS", "Success")), None)
     if bad:
         return f"{bad['function']} -> {bad['status']}"

@@ -187,13 +187,65 @@ def _epilogue_builder(e: EpilogueBuilder | None, ml: dict, subs: list[str]) -> t
     return decl, True, no_reference
 
 
+DEFAULT_EPILOGUE = "cutlass::epilogue::collective::DefaultEpilogue"
+WS_ADAPTER = "cutlass::epilogue::collective::detail::Sm90TmaWarpSpecializedAdapter"
+
+
+def _template_parts(text: str) -> tuple[str, list[str]]:
+    """``N<a, b<c, d>>`` -> ``("N", ["a", "b<c, d>"])`` (top-level template arguments)."""
+    text = text.strip()
+    if "<" not in text or not text.endswith(">"):
+        return text, []
+    name, inner = text[:text.index("<")].strip(), text[text.index("<") + 1:-1]
+    items, depth, cur = [], 0, []
+    for ch in inner:
+        depth += ch in "<([{"
+        depth -= ch in ">)]}"
+        if ch == "," and depth == 0:
+            items.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        items.append("".join(cur).strip())
+    return name, items
+
+
+def _arg_value(text: str):
+    """A template argument spelled as text, in the facts' form: ``7`` -> 7,
+    ``cute::tuple<1, int64_t, int64_t>`` -> ``[1, "int64_t", "int64_t"]``."""
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    name, items = _template_parts(text)
+    if name in ("cute::tuple", "cute::Shape", "cute::Stride") and items:
+        return [_arg_value(x) for x in items]
+    return text
+
+
+def operator_epilogue_args(e: OtherEpilogue) -> tuple[list, bool] | None:
+    """The DefaultEpilogue template arguments of ``e`` and whether it is wrapped in
+    Sm90TmaWarpSpecializedAdapter; None for another epilogue type."""
+    p = e.type
+    if not p.known:
+        return None
+    if p.value == DEFAULT_EPILOGUE:
+        return list(p.args or []), False
+    if p.value == WS_ADAPTER and p.args and isinstance(p.args[0], str):
+        name, items = _template_parts(p.args[0])
+        if name == DEFAULT_EPILOGUE:
+            return [_arg_value(x) for x in items], True
+    return None
+
+
 def _default_epilogue(e: OtherEpilogue, subs: list[str]) -> tuple[str, str | None]:
     p = e.type
     if not p.known:
         raise NotGenerated(f"epilogue type unknown ({p.unknown})")
-    if p.value != "cutlass::epilogue::collective::DefaultEpilogue":
-        raise NotGenerated(f"epilogue {p.value} is not one the probe generator can write (DefaultEpilogue or a builder)")
-    args = list(p.args or [])
+    found = operator_epilogue_args(e)
+    if found is None:
+        raise NotGenerated(f"epilogue {p.value} is not one the probe generator can write "
+                           "(DefaultEpilogue, bare or in Sm90TmaWarpSpecializedAdapter, or a builder)")
+    args, wrapped = found
     if len(args) < 4 or any(x is None for x in args[:4]):
         raise NotGenerated("DefaultEpilogue: a template argument is unknown")
     rendered = [spell(args[0])]
@@ -203,8 +255,8 @@ def _default_epilogue(e: OtherEpilogue, subs: list[str]) -> tuple[str, str | Non
     rendered += [spell(x) for x in args[3:] if x is not None]
     functor = str(args[3])
     no_reference = None if functor.split("<")[0] in REFERENCE_FUNCTORS_2X else f"no host reference for {functor}"
-    decl = ("using CollectiveEpilogue = cutlass::epilogue::collective::DefaultEpilogue<\n    "
-            + ",\n    ".join(rendered) + ">;")
+    inner = f"{DEFAULT_EPILOGUE}<\n    " + ",\n    ".join(rendered) + ">"
+    decl = f"using CollectiveEpilogue = {f'{WS_ADAPTER}<{inner}>' if wrapped else inner};"
     return decl, no_reference
 
 
@@ -315,8 +367,9 @@ def _generate_3x(g: CutlassGemm, subs: list[str]) -> tuple[list[str], str, str |
     if isinstance(ml, CollectiveMmaFacts):
         includes += ["cute/atom/mma_atom.hpp", "cutlass/gemm/collective/collective_mma.hpp"]
         acc = "float"
-        if isinstance(ep, OtherEpilogue) and ep.type.known and ep.type.args and len(ep.type.args) > 3:
-            m = re.search(r"<\s*[^,]+,\s*[^,]+,\s*([^,>]+)", str(ep.type.args[3]))
+        operator_args = operator_epilogue_args(ep) if isinstance(ep, OtherEpilogue) else None
+        if operator_args and len(operator_args[0]) > 3:
+            m = re.search(r"<\s*[^,]+,\s*[^,]+,\s*([^,>]+)", str(operator_args[0][3]))
             acc = m.group(1).strip() if m else acc
         elif isinstance(ep, EpilogueBuilder) and ep.element_accumulator.known:
             acc = ep.element_accumulator.value
@@ -327,7 +380,8 @@ def _generate_3x(g: CutlassGemm, subs: list[str]) -> tuple[list[str], str, str |
             ml = MainloopBuilder()
         mainloop_decl, info = _mainloop_builder(ml, subs)
     if isinstance(ep, OtherEpilogue):
-        includes += ["cutlass/epilogue/collective/default_epilogue.hpp", "cutlass/epilogue/thread/linear_combination.h"]
+        includes += ["cutlass/epilogue/collective/default_epilogue.hpp", "cutlass/epilogue/collective/detail.hpp",
+                     "cutlass/epilogue/thread/linear_combination.h"]
         epilogue_decl, no_reference = _default_epilogue(ep, subs)
     else:
         epilogue_decl, _, no_reference = _epilogue_builder(ep, info, subs)

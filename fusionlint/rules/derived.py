@@ -283,6 +283,80 @@ def k_extent(view: View) -> int | None:
     return _layout(view, "A", "ROWS" if transa in TRANSPOSED else "COLS")
 
 
+def _shape(view: View, m: str) -> tuple[int, int] | None:
+    """(rows, cols) of layout ``m`` as created; None unless both are known."""
+    rows, cols = _layout(view, m, "ROWS"), _layout(view, m, "COLS")
+    return (rows, cols) if isinstance(rows, int) and isinstance(cols, int) else None
+
+
+def _op_shape(view: View, m: str) -> tuple[int, int] | None:
+    """(rows, cols) of op(A) or op(B): the layout's shape, swapped when TRANSA/TRANSB transposes it."""
+    shape, trans = _shape(view, m), _get(view, f"matmul_desc.TRANS{m}")
+    if shape is None or trans is None:
+        return None
+    return (shape[1], shape[0]) if trans in TRANSPOSED else shape
+
+
+def _shape_conflicts(view: View) -> list[str]:
+    """How the layouts break D = op(A) op(B) + C: op(A) m x k, op(B) k x n, C and D m x n."""
+    a, b, c, d = _op_shape(view, "A"), _op_shape(view, "B"), _shape(view, "C"), _shape(view, "D")
+    out = []
+    if a and b and a[1] != b[0]:
+        out.append(f"op(A) is {a[0]}x{a[1]} and op(B) is {b[0]}x{b[1]}: their inner dimensions (k) differ")
+    if a and d and a[0] != d[0]:
+        out.append(f"op(A) has {a[0]} rows but D has {d[0]} (m)")
+    if b and d and b[1] != d[1]:
+        out.append(f"op(B) has {b[1]} columns but D has {d[1]} (n)")
+    if c and d and c != d:
+        out.append(f"C is {c[0]}x{c[1]} but D is {d[0]}x{d[1]}")
+    return out
+
+
+@derived("matmul_shapes_agree")
+def matmul_shapes_agree(view: View) -> bool | None:
+    """Do op(A), op(B), C and D have the extents m x k, k x n, m x n, m x n? None while one is unknown
+    and the known ones agree."""
+    if _shape_conflicts(view):
+        return False
+    shapes = (_op_shape(view, "A"), _op_shape(view, "B"), _shape(view, "C"), _shape(view, "D"))
+    return True if all(shapes) else None
+
+
+@derived("matmul_shape_conflicts")
+def matmul_shape_conflicts(view: View) -> str:
+    return "; ".join(_shape_conflicts(view))
+
+
+def _ld_conflicts(view: View) -> list[str]:
+    """Layouts whose leading dimension is below the rows (CUBLASLT_ORDER_COL) or the columns
+    (CUBLASLT_ORDER_ROW) of the matrix, so that columns (rows) would overlap."""
+    out = []
+    for m in "ABCD":
+        shape, ld, order = _shape(view, m), _layout(view, m, "LD"), _layout(view, m, "ORDER")
+        if shape is None or not isinstance(ld, int):
+            continue
+        if order == "CUBLASLT_ORDER_COL" and ld < shape[0]:
+            out.append(f"{m} ({shape[0]}x{shape[1]}, column-major) has ld {ld} < {shape[0]} rows")
+        elif order == "CUBLASLT_ORDER_ROW" and ld < shape[1]:
+            out.append(f"{m} ({shape[0]}x{shape[1]}, row-major) has ld {ld} < {shape[1]} columns")
+    return out
+
+
+@derived("leading_dimensions_cover")
+def leading_dimensions_cover(view: View) -> bool | None:
+    """Is every A/B/C/D leading dimension at least the rows (column-major) or columns (row-major)?"""
+    if _ld_conflicts(view):
+        return False
+    known = all(_shape(view, m) and isinstance(_layout(view, m, "LD"), int)
+                and _layout(view, m, "ORDER") in ("CUBLASLT_ORDER_COL", "CUBLASLT_ORDER_ROW") for m in "ABCD")
+    return True if known else None
+
+
+@derived("leading_dimension_conflicts")
+def leading_dimension_conflicts(view: View) -> str:
+    return "; ".join(_ld_conflicts(view))
+
+
 @derived("aux_type_is_d_type")
 def aux_type_is_d_type(view: View) -> bool | None:
     """Is EPILOGUE_AUX_DATA_TYPE unset (-1 or never written) or equal to the D type?"""
@@ -633,6 +707,44 @@ def cluster_k(view: View) -> int | None:
 def cluster_shape_text(view: View) -> str | None:
     c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
     return None if c is None else "x".join(map(str, c))
+
+
+@derived("cluster_divides_tile")
+def cluster_divides_tile(view: View) -> bool | None:
+    """Do the cluster's M and N extents divide the tile's? The TMA mainloops split the tile across the
+    cluster with cute::shape_div(TileShape, ClusterShape), whose "Divisibility Condition" needs one of
+    each pair to divide the other (a cluster extent of at most 16 never is a multiple of a tile extent)."""
+    c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
+    t = _ints(_part(view, "mainloop").get("tile_shape"), 3)
+    if c is None or t is None or 0 in c[:2] or 0 in t[:2]:
+        return None
+    return all(ti % ci == 0 or ci % ti == 0 for ti, ci in zip(t[:2], c[:2]))
+
+
+@derived("tile_shape_text")
+def tile_shape_text(view: View) -> str | None:
+    t = _ints(_part(view, "mainloop").get("tile_shape"), 3)
+    return None if t is None else "x".join(map(str, t))
+
+
+@derived("operator_style_epilogue")
+def operator_style_epilogue(view: View) -> bool | None:
+    """Is the epilogue a bare cutlass::epilogue::collective::DefaultEpilogue (called as an operator,
+    without the load/store pipeline interface), not wrapped in Sm90TmaWarpSpecializedAdapter?"""
+    ep = _part(view, "epilogue")
+    if "type" not in ep:  # an epilogue from the CollectiveBuilder (or none read)
+        return False if ep else None
+    name = ep["type"]
+    return _short(name) == "DefaultEpilogue" if isinstance(name, str) else None
+
+
+@derived("sm90_warp_specialized_schedule")
+def sm90_warp_specialized_schedule(view: View) -> bool | None:
+    """An sm_90 warp-specialized kernel schedule (TMA or cp.async; ping-pong and cooperative included)."""
+    s = kernel_schedule(view)
+    if s is None:
+        return None
+    return "WarpSpecialized" in s and s.startswith(("KernelTma", "KernelCpAsync")) and not s.endswith(("Sm100", "Sm103", "Sm120"))
 
 
 @derived("builder_arch")
