@@ -17,20 +17,28 @@ if TYPE_CHECKING:
     from fusionlint.rules.loader import Rule
 
 # What runs after the parse: imported while libclang parses (see extract_file), or up front by a
-# process that forks several workers (check.py).
-EXTRACTORS = ("fusionlint.frontend.cublaslt", "fusionlint.frontend.cutlass", "fusionlint.rules.engine")
+# process that forks several workers (check.py). The CUTLASS reader only for a file that names
+# cutlass or cute (frontend/cutlass.py reads nothing else).
+CUBLASLT_EXTRACTORS = ("fusionlint.frontend.cublaslt", "fusionlint.rules.engine")
+EXTRACTORS = (*CUBLASLT_EXTRACTORS, "fusionlint.frontend.cutlass")
 
 
-def import_extractors() -> None:
-    for name in EXTRACTORS:
+def may_hold_cutlass(text: str) -> bool:
+    """A cheap necessary condition of ``extract_cutlass``'s own test (``\\bcutlass\\b|\\bcute\\b``)."""
+    return "cutlass" in text or "cute" in text
+
+
+def import_extractors(names: tuple[str, ...] = EXTRACTORS) -> None:
+    for name in names:
         importlib.import_module(name)
 
 
-def _import_during_parse() -> threading.Thread | None:
+def _import_during_parse(text: str) -> threading.Thread | None:
     """Import the extractors in a thread while the main thread parses (libclang releases the GIL
     while it parses, so the imports cost no wall time when a core is free); None when they are
     loaded already."""
-    if all(name in sys.modules for name in EXTRACTORS):
+    names = EXTRACTORS if may_hold_cutlass(text) else CUBLASLT_EXTRACTORS
+    if all(name in sys.modules for name in names):
         return None
     # what the parse itself imports or makes, first, so that the two threads never import the same
     # module at the same time
@@ -39,14 +47,14 @@ def _import_during_parse() -> threading.Thread | None:
     from fusionlint.frontend.parse import stand_in_headers
 
     stand_in_headers()
-    thread = threading.Thread(target=_quiet_import, name="fusionlint-imports", daemon=True)
+    thread = threading.Thread(target=_quiet_import, args=(names,), name="fusionlint-imports", daemon=True)
     thread.start()
     return thread
 
 
-def _quiet_import() -> None:
+def _quiet_import(names: tuple[str, ...]) -> None:
     try:
-        import_extractors()
+        import_extractors(names)
         from fusionlint.frontend.api.model import load_model
 
         load_model()
@@ -84,20 +92,22 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 def extract_file(path: Path, options: ParseOptions) -> FileFacts:
     text = _read_text(path)
-    importer = _import_during_parse()
+    importer = _import_during_parse(text)
     try:
         unit = parse_file(path, options, text=text)
     finally:
         if importer is not None:
             importer.join()
     from fusionlint.frontend import cublaslt
-    from fusionlint.frontend.cutlass import extract_cutlass
 
     facts = cublaslt.extract(unit, text)
-    try:
-        facts.cutlass = extract_cutlass(unit, text)
-    except Exception as exc:  # noqa: BLE001 - a CUTLASS-reader bug must not hide the cuBLASLt findings
-        facts.internal_errors.append(f"CUTLASS extraction failed: {type(exc).__name__}: {exc}".splitlines()[0])
+    if may_hold_cutlass(text):
+        try:
+            from fusionlint.frontend.cutlass import extract_cutlass
+
+            facts.cutlass = extract_cutlass(unit, text)
+        except Exception as exc:  # noqa: BLE001 - a CUTLASS-reader bug must not hide the cuBLASLt findings
+            facts.internal_errors.append(f"CUTLASS extraction failed: {type(exc).__name__}: {exc}".splitlines()[0])
     return facts
 
 
