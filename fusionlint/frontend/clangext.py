@@ -170,5 +170,22 @@ def children(cursor: ci.Cursor) -> list[ci.Cursor]:
     kept children keep what libclang already told about them (spelling, location, referenced)."""
     kids = cursor.__dict__.get("_fusionlint_children")
     if kids is None:
-        kids = cursor.__dict__["_fusionlint_children"] = list(cursor.get_children())
+        kids = cursor.__dict__["_fusionlint_children"] = []
+        tu = cursor._tu
+
+        def visit(child: ci.Cursor, _parent: ci.Cursor, _data: object) -> int:
+            child._tu = tu  # (Cursor.get_children also compares each child with the null cursor: two C calls)
+            kids.append(child)
+            return _CONTINUE
+
+        ci.conf.lib.clang_visitChildren(cursor, ci.callbacks["cursor_visit"](visit), None)
     return kids
+
+
+_CURSOR_KINDS = ci.CursorKind._kinds
+
+
+def kind(cursor: ci.Cursor) -> ci.CursorKind:
+    """``cursor.kind`` without the property and the bounds check of ``CursorKind.from_id`` (the
+    interpreter asks for it tens of thousands of times)."""
+    return _CURSOR_KINDS[cursor._kind_id]

@@ -30,6 +30,7 @@ CAST_KINDS = {K.PAREN_EXPR, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_C
               K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR}
 NON_EXPR_CHILDREN = {K.TYPE_REF, K.NAMESPACE_REF, K.TEMPLATE_REF, K.OVERLOADED_DECL_REF}
 _MAX_DEPTH = 6
+_ABSENT = object()
 _MAX_STEPS = 200_000
 
 
@@ -52,13 +53,13 @@ def expr_children(cursor: ci.Cursor) -> list[ci.Cursor]:
     kids = cursor.__dict__.get("_fusionlint_expr_children")
     if kids is None:
         kids = cursor.__dict__["_fusionlint_expr_children"] = [
-            c for c in clangext.children(cursor) if c.kind not in NON_EXPR_CHILDREN]
+            c for c in clangext.children(cursor) if clangext.kind(c) not in NON_EXPR_CHILDREN]
     return kids
 
 
 def strip(cursor: ci.Cursor) -> ci.Cursor:
     """Skip parentheses and implicit conversions (not explicit casts)."""
-    while cursor.kind in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
+    while clangext.kind(cursor) in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
         kids = expr_children(cursor)
         if len(kids) != 1:
             break
@@ -378,7 +379,7 @@ class Interpreter:
         self._steps += 1
         if self._steps > _MAX_STEPS:
             return
-        kind = stmt.kind
+        kind = clangext.kind(stmt)
         if kind == K.COMPOUND_STMT:
             for s in clangext.children(stmt):
                 self.exec(s)
@@ -489,8 +490,12 @@ class Interpreter:
                     outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
-        merged: dict[Key, Value] = {}
-        for key in set().union(*outcomes):
+        # Every outcome starts as a copy of ``before`` and the interpreter never removes a key, so
+        # a key whose value is the very object it was before in every outcome stays as it is;
+        # only the others are compared.
+        merged: dict[Key, Value] = dict(before)
+        changed = {k for o in outcomes if o is not before for k, v in o.items() if before.get(k, _ABSENT) is not v}
+        for key in changed:
             vals = [o.get(key) for o in outcomes]
             first = vals[0]
             if first is not None and all(v is first or (v is not None and same(first, v)) for v in vals[1:]):
@@ -675,7 +680,7 @@ class Interpreter:
     # ---- expressions ----------------------------------------------------------------------------
     def eval(self, cursor: ci.Cursor) -> Value:
         self._steps += 1
-        kind = cursor.kind
+        kind = clangext.kind(cursor)
         origin = loc_of(cursor)
         if kind == K.CALL_EXPR:
             if cursor.referenced is not None and cursor.referenced.kind == K.CONSTRUCTOR:
