@@ -122,3 +122,41 @@ def test_struct_passed_and_returned_by_value(system_headers):
     assert (a["TYPE"], a["ROWS"], a["COLS"], a["LD"]) == ("CUDA_R_16F", 1024, 2048, 1024)  # via layout_for(prob, true)
     assert (c["ROWS"], c["COLS"], c["LD"]) == (2048, 4096, 2048)  # prob returned by make_problem(2048)
     assert not cfg.unknowns
+
+
+def test_translation_unit_without_the_api_is_not_walked(tmp_path: Path) -> None:
+    """No cuBLASLt name in the file, its headers or its arguments: the interpreter is not run (a
+    large file without GEMMs costs nothing to extract); a name in a header or a -D macro is enough
+    to walk the file, and then the calls written through them are found."""
+    from fusionlint.frontend import cublaslt
+    from fusionlint.frontend.interp import Interpreter
+    from fusionlint.frontend.parse import ParseOptions, parse_file
+
+    plain = tmp_path / "plain.cpp"
+    plain.write_text("#include <vector>\nint f(const std::vector<int>& v) { return (int)v.size(); }\n")
+    header = tmp_path / "wrap.h"
+    header.write_text("#include <cublasLt.h>\n#define SET_TRANSA(d, t) cublasLtMatmulDescSetAttribute(d, "
+                      "CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t))\n")
+    through_header = tmp_path / "through_header.cpp"
+    through_header.write_text('#include "wrap.h"\nvoid g(cublasLtMatmulDesc_t d) { long long t = 1; SET_TRANSA(d, t); }\n')
+    runs = []
+    original = Interpreter.run
+
+    def counting_run(self) -> None:
+        runs.append(self.main_path)
+        original(self)
+
+    Interpreter.run = counting_run  # type: ignore[method-assign]
+    try:
+        options = ParseOptions(use_system_headers=False)
+        unit = parse_file(plain, options)
+        assert not cublaslt.may_call_api(unit, plain.read_text())
+        assert cublaslt.extract(unit, plain.read_text()).attribute_sets == [] and runs == []
+        unit = parse_file(through_header, options)
+        assert cublaslt.may_call_api(unit, through_header.read_text())
+        facts = cublaslt.extract(unit, through_header.read_text())
+        assert runs == [str(through_header)] and [s.size.value for s in facts.attribute_sets] == [8]
+        defined = ParseOptions(use_system_headers=False, defines=["SETTER=cublasLtMatmulDescSetAttribute"])
+        assert cublaslt.may_call_api(parse_file(plain, defined), plain.read_text())
+    finally:
+        Interpreter.run = original  # type: ignore[method-assign]

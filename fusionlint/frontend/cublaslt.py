@@ -314,10 +314,11 @@ API_PREFIX = "cublasLt"  # every function the handler watches is named so (see C
 
 def may_call_api(unit: ParsedUnit, text: str | None = None) -> bool:
     """False when no cuBLASLt function can be called in the translation unit: its name is written
-    neither in the main file (``text``, its content) nor in any header the parse read (a call
-    written through a macro has the name in the macro's file, a declaration in its header).
-    Then there is nothing to interpret, and a large file without GEMMs is not walked at all."""
-    if text is None or API_PREFIX in text:
+    neither in the main file (``text``, its content), nor in the compiler arguments (a ``-D``
+    macro), nor in any header the parse read (a call written through a macro has the name in the
+    macro's file, a declaration in its header). Then there is nothing to interpret, and a large
+    file without GEMMs is not walked at all."""
+    if text is None or API_PREFIX in text or any(API_PREFIX in a for a in unit.args):
         return True
     return closure_mentions(unit, API_PREFIX)
 
