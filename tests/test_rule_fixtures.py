@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from functools import lru_cache
 from pathlib import Path
@@ -20,7 +21,7 @@ from fusionlint.cli import main
 from fusionlint.frontend.parse import ParseOptions
 from fusionlint.pipeline import check_file
 from fusionlint.rules.loader import load_rules
-from fusionlint.rules.selftest import annotated_files, check_fixture
+from fusionlint.rules.selftest import ANNOTATION, annotated_files, check_fixture
 
 RULE_FIXTURES = annotated_files([FIXTURES / "cublaslt", FIXTURES / "cutlass"])
 REFERENCE_KERNELS = sorted((ROOT / "kernels_ref" / "cublaslt").glob("*.cpp")) + \
@@ -47,21 +48,22 @@ def test_every_rule_has_fixtures_and_device_evidence() -> None:
     fixture_codes = {}
     for f in RULE_FIXTURES:
         text = f.read_text()
-        for kind in ("ruleid", "ok"):
-            for code in {c for c in load_rules_codes() if f"{kind}: {c}" in text}:
-                fixture_codes.setdefault((kind, code), []).append(f)
+        for m in ANNOTATION.finditer(text):
+            for code in re.split(r"\s*,\s*", m.group(2)):
+                fixture_codes.setdefault((m.group(1), code), []).append(f)
     for rule in load_rules():
         ev = rule.evidence
         assert ev.get("fail") and ev.get("pass"), f"{rule.id} lacks evidence fixtures"
         assert ("ruleid", rule.id) in fixture_codes and ("ok", rule.id) in fixture_codes, rule.id
         programs = record(ev["device_record"])["programs"]
         for f in ev["fail"]:
-            assert f"ruleid: {rule.id}" in (ROOT / f).read_text(), f"{f} does not annotate {rule.id}"
+            assert ROOT / f in fixture_codes[("ruleid", rule.id)], f"{f} does not annotate {rule.id}"
             assert f in programs, f"{rule.id}: {f} was not run on the device"
             assert not programs[f]["works"], f"{rule.id}: {f} worked on the H200"
             if programs[f]["build_rc"] != 0:  # a compile-time rule: the compiler must say why
                 log = programs[f]["log"]
-                assert "static assertion failed" in log or "incomplete type" in log, \
+                assert ("static assertion failed" in log or "incomplete type" in log
+                        or re.search(r'error: class "[^"]+" has no member', log)), \
                     f"{rule.id}: {f} failed to build for another reason"
         for f in ev["pass"]:
             assert f in programs, f"{rule.id}: {f} was not run on the device"
