@@ -106,6 +106,8 @@ CUTLASS_CASES = {  # file, the GEMM kinds in it, which of them to round-trip
     "3.x builder (FL303)": (FIXTURES / "cutlass" / "rules" / "FL303_coop_64x128.cu", ["GemmUniversalAdapter"], [0]),
     "3.x hand-assembled CollectiveMma": (FIXTURES / "cutlass" / "extract" / "hand_assembled_collective_mma.cu",
                                          ["GemmUniversalAdapter"], [0]),
+    "3.x CollectiveMma + Sm90TmaWarpSpecializedAdapter epilogue": (
+        FIXTURES / "cutlass" / "rules" / "FL327_ws_adapter_ok.cu", ["GemmUniversalAdapter"], [0]),
     "2.x device::Gemm / GemmUniversal": (FIXTURES / "cutlass" / "extract" / "gemm2x_explicit.cu",
                                          ["device::Gemm", "device::GemmUniversal", "device::Gemm"], [0, 1]),
     "2.x GemmBatched / GemmSplitKParallel": (FIXTURES / "cutlass" / "extract" / "gemm2x_defaults.cu",
