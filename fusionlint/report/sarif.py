@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
@@ -62,7 +63,9 @@ def _builtin_descriptor(code: str, name: str, description: str, level: str) -> d
 
 def _location(path: str, line: int, column: int, root: Path) -> dict:
     rel = relative_posix(path, root)
-    artifact = {"uri": quote(rel), "uriBaseId": SRCROOT} if rel is not None else {"uri": Path(path).resolve().as_uri()}
+    # quoted from the name's bytes: a file name that is not UTF-8 keeps its bytes as %XX escapes
+    artifact = ({"uri": quote(os.fsencode(rel)), "uriBaseId": SRCROOT} if rel is not None
+                else {"uri": Path(path).resolve().as_uri()})
     region = {"startLine": max(line, 1)}
     if column > 0:
         region["startColumn"] = column
@@ -88,7 +91,7 @@ def to_sarif(findings: list[Finding], rules: list[Rule], root: Path) -> dict:
                   "locations": [_location(f.path, f.line, f.column, root)],
                   "partialFingerprints": {
                       "primaryLocationLineHash": f"{lh}:{occurrences[(f.path, lh)]}",
-                      "fusionlintFindingHash/v1": hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]}}
+                      "fusionlintFindingHash/v1": hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]}}
         if f.related:
             result["relatedLocations"] = [{"id": i, **_location(r.path, r.line, r.column, root),
                                            "message": {"text": r.message}} for i, r in enumerate(f.related)]
