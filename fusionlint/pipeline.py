@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from fusionlint.findings import INTERNAL_ERROR, Finding
 from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.path_alias import renamed, utf8_alias
 
 if TYPE_CHECKING:
     from fusionlint.facts import FileFacts
@@ -92,9 +93,10 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 def extract_file(path: Path, options: ParseOptions) -> FileFacts:
     text = _read_text(path)
+    alias = utf8_alias(path)  # a name libclang cannot take (not UTF-8) is parsed under an alias
     importer = _import_during_parse(text)
     try:
-        unit = parse_file(path, options, text=text)
+        unit = parse_file(alias or path, options, text=text)
     finally:
         if importer is not None:
             importer.join()
@@ -108,7 +110,7 @@ def extract_file(path: Path, options: ParseOptions) -> FileFacts:
             facts.cutlass = extract_cutlass(unit, text)
         except Exception as exc:  # noqa: BLE001 - a CUTLASS-reader bug must not hide the cuBLASLt findings
             facts.internal_errors.append(f"CUTLASS extraction failed: {type(exc).__name__}: {exc}".splitlines()[0])
-    return facts
+    return renamed(facts, str(alias), str(path)) if alias else facts
 
 
 def check_file(path: Path, rules: list[Rule], options: ParseOptions, arch: str = "sm_90") -> FileResult:

@@ -305,9 +305,6 @@ def test_paths_with_spaces_and_unicode(tmp_path: Path) -> None:
     assert out.startswith("::error file=") and "ファイル" in out
 
 
-@pytest.mark.xfail(strict=True, reason="a file name that is not UTF-8 cannot be handed to libclang: the Python "
-                                       "bindings encode names as UTF-8 (parse.py passes the str path), so the "
-                                       "file is FL000 'file not checked: UnicodeEncodeError' (fuzz/RESULTS.md)")
 def test_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     name = os.fsdecode(b"caf\xe9.cpp")
     write(tmp_path / name, BAD)
@@ -315,13 +312,21 @@ def test_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     assert rc == 1 and codes(out) == [(name, 6, "FL100")], err
 
 
-@pytest.mark.xfail(strict=True, reason="SARIF/JSON output of a finding in a file whose name is not UTF-8 "
-                                       "stops the run: 'internal error: UnicodeEncodeError' (report/, "
-                                       "fuzz/RESULTS.md)")
 def test_sarif_for_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     write(tmp_path / os.fsdecode(b"caf\xe9.cpp"), BAD)
     rc, out, err = lint("--output-format", "sarif", tmp_path)
-    assert rc == 1 and json.loads(out)["runs"][0]["results"], err
+    (result,) = json.loads(out)["runs"][0]["results"]
+    assert rc == 1 and result["ruleId"] == "FL100", err
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("/caf%E9.cpp")
+
+
+def test_directory_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """The alias then lives in a virtual directory: the file is still checked under its own name."""
+    name = os.fsdecode(b"d\xe9r") + "/x.cpp"
+    write(tmp_path / name, BAD)
+    rc, out, err = lint(tmp_path)
+    assert rc == 1 and codes(out) == [("x.cpp", 6, "FL100")], err
+    assert os.fsencode(name) in os.fsencode(out)
 
 
 # ---- compile_commands.json -------------------------------------------------------------------
