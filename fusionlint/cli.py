@@ -16,6 +16,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify")
+# facts, graph, probe and test-rules parse each file in a forked child (workers.call_isolated) with this limit
+ISOLATED_TIMEOUT = 600.0
 
 
 class UsageError(Exception):
@@ -156,15 +158,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     return run_check(args, _collect(args.paths))
 
 
+def _extract_isolated(path: Path, options):
+    """The facts of one file, extracted in a forked child: a file that crashes libclang (or runs
+    past ISOLATED_TIMEOUT) raises ``ChildFailed`` with the reason instead of ending the command."""
+    from fusionlint.pipeline import extract_file
+    from fusionlint.workers import call_isolated
+
+    return call_isolated(extract_file, path, options, timeout=ISOLATED_TIMEOUT)
+
+
 def cmd_facts(args: argparse.Namespace) -> int:
-    from fusionlint.pipeline import SkipFile, extract_file
+    from fusionlint.pipeline import SkipFile
 
     files = _collect(args.paths)
     options = _parse_options(args)
     out = []
     for f in files:
         try:
-            facts = extract_file(f, options)
+            facts = _extract_isolated(f, options)
         except SkipFile as exc:
             print(f"fusionlint: {f}: skipped: {exc}", file=sys.stderr)
             continue
@@ -185,12 +196,17 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from fusionlint import graph
-    from fusionlint.pipeline import extract_file
 
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{args.file}: no such file")
-    facts = extract_file(path, _parse_options(args))
+    from fusionlint.workers import ChildFailed
+
+    try:
+        facts = _extract_isolated(path, _parse_options(args))
+    except ChildFailed as exc:
+        print(f"fusionlint: {path}: not checked: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     g = graph.build(facts)
     sys.stdout.write(graph.to_dot(g) if args.output_format == "dot" else graph.to_json(g) + "\n")
     return EXIT_CLEAN
@@ -225,15 +241,19 @@ def cmd_rule(args: argparse.Namespace) -> int:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     from fusionlint.evidence.probegen import write_probes
-    from fusionlint.pipeline import SkipFile, extract_file
+    from fusionlint.pipeline import SkipFile
+    from fusionlint.workers import ChildFailed
 
     out = Path(args.out)
     options = _parse_options(args)
     written = 0
     for f in _collect(args.paths):
         try:
-            facts = extract_file(f, options)
+            facts = _extract_isolated(f, options)
         except SkipFile:
+            continue
+        except ChildFailed as exc:
+            print(f"fusionlint: {f}: not checked: {exc}", file=sys.stderr)
             continue
         for path in write_probes(facts, out):
             print(path)
@@ -257,6 +277,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_test_rules(args: argparse.Namespace) -> int:
     from fusionlint.rules.loader import load_rules
     from fusionlint.rules.selftest import annotated_files, check_fixture
+    from fusionlint.workers import ChildFailed, call_isolated
 
     rules = load_rules(args.ruleset)
     files = annotated_files([Path(p) for p in args.paths])
@@ -265,7 +286,12 @@ def cmd_test_rules(args: argparse.Namespace) -> int:
     options = _parse_options(args)
     failed = 0
     for f in files:
-        r = check_fixture(f, rules, options, args.arch)
+        try:
+            r = call_isolated(check_fixture, f, rules, options, args.arch, timeout=ISOLATED_TIMEOUT)
+        except ChildFailed as exc:
+            print(f"{f}:1: error: not checked: {exc}")
+            failed += 1
+            continue
         for code, line in sorted(r.missed):
             print(f"{f}:{line}: missed: expected {code} here")
         for code, line in sorted(r.unexpected):

@@ -282,21 +282,35 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
             w.stop(kill=bool(pending) or w.task is not None)
 
 
-def _run_one(task: Task, timeout: float | None, cache_dir: str | None) -> Outcome:
-    """One file in one forked child, without a pool: what ``run_tasks`` does for a single file
-    (the same isolation: a crash or a time-out is the file's FL000, Ctrl-C kills the child), minus
-    the start-up of ``multiprocessing`` (~0.05 s, a tenth of a small file's own overhead)."""
+class ChildFailed(Exception):
+    """What ``call_isolated`` raises when the child crashed or ran past its time."""
+
+
+def call_isolated(fn: Callable[..., object], *args: object, timeout: float | None = None) -> object:
+    """``fn(*args)`` in one forked child, its result pickled back through a pipe: a libclang crash
+    (a segfault in C) or a hang costs :class:`ChildFailed` here, never this process. An exception
+    ``fn`` raises comes back and is raised here. Ctrl-C kills the child and goes on up. Without
+    ``os.fork`` (or with ``FUSIONLINT_IN_PROCESS=1``) it is a plain call."""
     import pickle
     import select
 
+    if os.environ.get("FUSIONLINT_IN_PROCESS") == "1" or not hasattr(os, "fork"):
+        return fn(*args)
     read_end, write_end = os.pipe()
     started = time.monotonic()
     pid = os.fork()
-    if pid == 0:  # the child: check the file, send the pickled outcome, leave without cleanup
+    if pid == 0:  # the child: run, send the pickled result (or the exception), leave without cleanup
         try:
             os.close(read_end)
             _become_worker()
-            data = pickle.dumps(run_task(task, cache_dir))
+            try:
+                reply: tuple = ("ok", fn(*args))
+            except Exception as exc:  # noqa: BLE001 - raised again in the parent
+                reply = ("raised", exc)
+            try:
+                data = pickle.dumps(reply)
+            except Exception as exc:  # noqa: BLE001 - an exception that cannot be pickled
+                data = pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
             with os.fdopen(write_end, "wb") as f:
                 f.write(data)
         finally:
@@ -322,18 +336,32 @@ def _run_one(task: Task, timeout: float | None, cache_dir: str | None) -> Outcom
         raise
     finally:
         os.close(read_end)
-    elapsed = time.monotonic() - started
     if timed_out:
         _kill(pid)
-        return _failed(task, f"timed out after {timeout:g} s (--timeout)", elapsed)
+        raise ChildFailed(f"timed out after {timeout:g} s (--timeout)")
     _, status = os.waitpid(pid, 0)
     try:
-        outcome = pickle.loads(b"".join(chunks)) if chunks else None
+        reply = pickle.loads(b"".join(chunks)) if chunks else None
     except Exception:  # noqa: BLE001 - a child that died half-way through sending
-        outcome = None
-    if not isinstance(outcome, Outcome):
+        reply = None
+    if not (isinstance(reply, tuple) and len(reply) == 2):
         code = os.waitstatus_to_exitcode(status)
-        return _failed(task, f"the parser crashed ({_signal_name(code)}); the other files were checked", elapsed)
+        raise ChildFailed(f"the parser crashed ({_signal_name(code)}); the other files were checked")
+    if reply[0] == "raised":
+        raise reply[1]
+    return reply[1]
+
+
+def _run_one(task: Task, timeout: float | None, cache_dir: str | None) -> Outcome:
+    """One file in one forked child, without a pool: what ``run_tasks`` does for a single file
+    (the same isolation: a crash or a time-out is the file's FL000, Ctrl-C kills the child), minus
+    the start-up of ``multiprocessing`` (~0.05 s, a tenth of a small file's own overhead)."""
+    started = time.monotonic()
+    try:
+        outcome = call_isolated(run_task, task, cache_dir, timeout=timeout)
+    except ChildFailed as exc:
+        return _failed(task, str(exc), time.monotonic() - started)
+    assert isinstance(outcome, Outcome)
     return outcome
 
 
