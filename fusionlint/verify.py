@@ -359,8 +359,9 @@ class _Builder:
                 self.toolchains[library] = harness.Toolchain(include_dirs=list(dict.fromkeys(user + inc)),
                                                              lib_dirs=libs, link=link, **common)
             else:
+                # CUTLASS's host adapter calls the driver API (cuMemsetD32Async for workspaces, cuGetErrorString)
                 self.toolchains[library] = harness.Toolchain(include_dirs=list(dict.fromkeys(user + find_cutlass(user))),
-                                                             link=[], **common)
+                                                             link=["-lcuda"], **common)
         return self.toolchains[library]
 
     def add(self, u: Unit) -> None:

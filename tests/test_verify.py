@@ -339,3 +339,30 @@ def test_recorded_device_run() -> None:
     text = (ROOT / "kernels_ref" / "evidence" / "h200-verify.txt").read_text()
     s = record["summary"]
     assert f"{s['configurations']} configurations: {s['agree']} agree, {s['disagree']} disagree" in text
+
+
+def test_cutlass_probe_refuses_an_evt_epilogue() -> None:
+    """A visitor-tree (EVT) fusion has nested arguments the probe cannot fill: no probe (not
+    verified) rather than a probe that fails to compile and reads as a disagreement."""
+    from fusionlint.cutlass_facts import EpilogueBuilder
+
+    loc = Loc("user.cu", 3, 1)
+    evt = "cutlass::epilogue::fusion::Sm90EVT"
+    g = CutlassGemm("3.x", "CollectiveBuilder", "Gemm", "user.cu", loc, "syntactic",
+                    mainloop=MainloopBuilder(tile_shape=Param(value=[128, 128, 64])),
+                    epilogue=EpilogueBuilder(fusion_op=Param(value=evt, args=["cutlass::epilogue::fusion::Sm90Compute"])))
+    with pytest.raises(probegen_cutlass.NotGenerated, match="visitor tree"):
+        probegen_cutlass.generate(g)
+
+
+def test_cutlass_probes_link_the_driver_api(tmp_path: Path) -> None:
+    """CUTLASS's host adapter calls cuMemsetD32Async / cuGetErrorString (seen with CUTLASS example
+    54 on the H200: an undefined reference without -lcuda)."""
+    inc = tmp_path / "include"
+    for header in ("cutlass/cutlass.h", "cutlass/util/packed_stride.hpp"):
+        (inc / header).parent.mkdir(parents=True, exist_ok=True)
+        (inc / header).write_text("")
+    args = type("Args", (), {"include": [str(inc)], "arch": "sm_90a", "timeout": 60})()
+    builder = verify._Builder(args, "nvcc", 1, tmp_path / "p", tmp_path / "b")
+    command = builder.toolchain("cutlass").command(Path("x.cu"), Path("x"))
+    assert "-lcuda" in command and f"-I{inc}" in command

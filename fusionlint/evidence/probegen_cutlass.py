@@ -170,6 +170,10 @@ def _epilogue_builder(e: EpilogueBuilder | None, ml: dict, subs: list[str]) -> t
     no_reference = None
     fusion = e.fusion_op
     if fusion is not None and fusion.known and not fusion.default:
+        if str(fusion.value).rsplit("::", 1)[-1].startswith("Sm90"):
+            # an EVT tree (Sm90EVT, Sm90TreeVisitor, ...): its arguments nest one struct per node
+            raise NotGenerated(f"epilogue fusion {str(fusion.value).rsplit('::', 1)[-1]} is a visitor tree (EVT): "
+                               "the probe fills the arguments of cutlass::epilogue::fusion operations only")
         if fusion.value != LINEAR_COMBINATION_3X:
             no_reference = f"the host reference knows only LinearCombination, not {fusion.value}"
         args = list(fusion.args or [])
