@@ -175,3 +175,39 @@ def test_cutlass_instantiated_mode_same_with_pch(tmp_path: Path) -> None:
     assert [rec["pch"] for _, rec in runs][1:] == ["used", "used"]
     for r, _ in runs:
         assert r.findings == plain.findings and facts_json(r.facts) == facts_json(plain.facts)
+
+
+def test_header_bodies_skipped_only_where_cublaslt_cannot_be_called(tmp_path: Path) -> None:
+    """A PCH is compiled without the headers' function bodies only for a file that cannot call
+    cuBLASLt (the interpreter follows calls into headers); the file's own bodies are always parsed,
+    and a header after the include block that names cuBLASLt means a plain parse."""
+    helper = tmp_path / "helper.h"
+    helper.write_text("".join(f"#include <h{i}.h>\n" for i in range(PCH_WIDTH)) +
+                      "template <class T> int helper(T t) { static_assert(sizeof(T) == 0, \"in a body\"); return 0; }\n"
+                      "template <class T> constexpr auto kept(T t) { static_assert(sizeof(T) == 0, \"constexpr\"); return t; }\n")
+    for i in range(PCH_WIDTH):
+        (tmp_path / f"h{i}.h").write_text(f"inline int h{i}() {{ return {i}; }}\n")
+    aged(helper, *tmp_path.glob("h*.h"))
+    body = "\nint main() { helper(1); return kept(2); }\n"
+    plain_src = tmp_path / "plain.cpp"
+    plain_src.write_text('#include "helper.h"\n' + body)
+    lt_src = tmp_path / "lt.cpp"
+    lt_src.write_text('#include "helper.h"\n#include <cublasLt.h>\n' + body)
+    late_src = tmp_path / "late.cpp"
+    late_src.write_text('#include "helper.h"\nint x;\n#include "wrap.h"\n' + body)
+    (tmp_path / "wrap.h").write_text("#include <cublasLt.h>\n")
+    aged(plain_src, lt_src, late_src, tmp_path / "wrap.h")
+    opts = ParseOptions(use_system_headers=False, extra_args=[f"-I{tmp_path}"], pch_dir=str(tmp_path / "pch"))
+
+    for src, pch, asserted in [(plain_src, "used", ["constexpr"]), (lt_src, "used", ["constexpr", "in a body"]),
+                               (late_src, None, ["constexpr", "in a body"])]:
+        units = [parse_file(src, opts, text=src.read_text()) for _ in range(2)]
+        assert [u.pch for u in units] == [None, pch], src.name
+        # the assertions are reported at the header's lines; their instantiation notes point into the file
+        found = sorted(d.message.rsplit(": ", 1)[-1] for d in units[1].diagnostics if "static assertion" in d.message)
+        assert found == asserted, src.name
+    records = [json.loads(p.read_text()) for p in (tmp_path / "pch").glob("*.json")]
+    assert sorted(r.get("bodies") for r in records if r.get("pch")) == ["parsed", "skipped"]
+
+
+PCH_WIDTH = parse.PCH_MIN_INCLUDES
