@@ -19,6 +19,7 @@ from pathlib import Path
 
 from fusionlint.cutlass_facts import CollectiveMmaFacts, CutlassGemm, EpilogueBuilder, MainloopBuilder, OtherEpilogue, Param
 from fusionlint.frontend import cutlass_model as cm
+from fusionlint.frontend.cutlass_problem import split_top_level
 
 HEADER = "fusionlint_cutlass_probe.h"
 DEFAULT_PROBLEM = (768, 512, 256)  # divisible by every Hopper tile extent (64, 96, 128, 192, 256) and alignment
@@ -201,18 +202,7 @@ def _template_parts(text: str) -> tuple[str, list[str]]:
     if "<" not in text or not text.endswith(">"):
         return text, []
     name, inner = text[:text.index("<")].strip(), text[text.index("<") + 1:-1]
-    items, depth, cur = [], 0, []
-    for ch in inner:
-        depth += ch in "<([{"
-        depth -= ch in ">)]}"
-        if ch == "," and depth == 0:
-            items.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        items.append("".join(cur).strip())
-    return name, items
+    return name, split_top_level(inner, "<([{", ">)]}")
 
 
 def _arg_value(text: str):

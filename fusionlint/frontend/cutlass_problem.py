@@ -55,13 +55,14 @@ def _balanced(text: str, start: int) -> str | None:
     return None
 
 
-def _split(inner: str) -> list[str]:
-    """Top-level comma-separated items of a bracket's content."""
+def split_top_level(inner: str, opening: str = "{([", closing: str = "})]") -> list[str]:
+    """Top-level comma-separated items of a bracket's content (``opening``/``closing`` nest;
+    pass ``<`` and ``>`` too for template arguments)."""
     items, depth, cur = [], 0, []
     for c in inner:
-        if c in "{([":
+        if c in opening:
             depth += 1
-        elif c in "})]":
+        elif c in closing:
             depth -= 1
         if c == "," and depth == 0:
             items.append("".join(cur).strip())
@@ -86,14 +87,14 @@ def _value(expr: str, text: str) -> int | None:
 def _extents(item: str, text: str) -> list[str] | None:
     item = item.strip()
     if item.startswith("{") and item.endswith("}"):
-        return _split(item[1:-1])
+        return split_top_level(item[1:-1])
     m = re.match(r"^(?:cutlass::gemm::)?(?:GemmCoord|BatchedGemmCoord)\s*[({](.*)[)}]$", item, re.S)
     if m:
-        return _split(m.group(1))
+        return split_top_level(m.group(1))
     if re.fullmatch(r"[A-Za-z_]\w*", item):
         coords = re.findall(_COORD.format(name=re.escape(item)), text)
         if len(coords) == 1:
-            return _split(coords[0])
+            return split_top_level(coords[0])
     return None
 
 
@@ -105,7 +106,7 @@ def literal_problems(text: str, path: str) -> list[Problem]:
         inner = _balanced(clean, m.start("open"))
         if inner is None:
             continue
-        items = _split(inner)
+        items = split_top_level(inner)
         if items and "GemmUniversalMode" in items[0]:
             items = items[1:]
         extents = _extents(items[0], clean) if items else None
