@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from fusionlint import __version__
+from fusionlint.errors import InputError
 from fusionlint.findings import Finding
 from fusionlint.paths import project_root, relative_posix
 from fusionlint.sourcetext import line_hash, line_text, normalised
@@ -22,7 +23,7 @@ VERSION = 1
 Key = tuple[str, str, str]
 
 
-class BaselineError(Exception):
+class BaselineError(InputError):
     """A baseline file that cannot be used; one line naming the file."""
 
 

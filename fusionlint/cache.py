@@ -24,7 +24,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -126,7 +125,7 @@ def write_atomic(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` through a temporary file and a rename; False when it failed."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX)
+        fd, tmp = _temporary_file(path.parent)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
@@ -140,6 +139,19 @@ def write_atomic(path: Path, data: bytes) -> bool:
         return True
     except OSError:
         return False
+
+
+def _temporary_file(directory: Path) -> tuple[int, str]:
+    """A new file of this process in ``directory``, opened for writing (mode 0600, as
+    ``tempfile.mkstemp`` makes it; that module is not imported for it: a small file's run
+    writes one cache entry, and importing tempfile costs more than the write)."""
+    for attempt in range(100):
+        tmp = os.path.join(directory, f"{_TMP_PREFIX}{os.getpid()}-{time.monotonic_ns()}-{attempt}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{directory}: no free temporary file name")
 
 
 def read_json(path: Path) -> dict | None:

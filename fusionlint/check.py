@@ -18,60 +18,54 @@ import argparse
 import dataclasses
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fusionlint import baseline, cache, compile_db, config, selection, suppress
+from fusionlint import cache, compile_db, config
 from fusionlint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
 from fusionlint.frontend.parse import CUDA_SUFFIXES, ParseOptions, build_args
-from fusionlint.paths import glob_matches, project_root
+from fusionlint.paths import glob_matches
 from fusionlint.prefilter import Prefilter
-from fusionlint.report import ReportContext, render
-from fusionlint.rules.loader import Rule, builtin_ruleset_files, load_rules
+from fusionlint.rules.cached import RuleSource, rule_source
+
+if TYPE_CHECKING:  # the selection, suppressions, baseline and reports are imported where they are used
+    from fusionlint.rules.loader import Rule
+    from fusionlint.selection import Selection
 
 DEFAULT_ARCH, DEFAULT_STD = "sm_90", "c++17"
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_MAX_FILES = 100_000
 
 
-@lru_cache(maxsize=None)
-def _rules(extra: tuple[str, ...], only: bool) -> tuple[Rule, ...]:
-    return tuple(load_rules(list(extra), replace=only))
-
-
-_RULES: dict[str, tuple[Rule, ...]] = {}  # content key -> rules, for this process
-
-
-def load_rules_cached(extra: tuple[str, ...], only: bool, store: cache.Cache | None) -> tuple[tuple[Rule, ...], str]:
-    """The rules and a digest of their full contents. Reading the YAML rulesets costs more than a
-    small file's parse, so the validated rules are cached, keyed by the ruleset files' bytes."""
-    files = [] if only else [str(f) for f in builtin_ruleset_files()]
-    files += list(extra)
-    hashes = [cache.file_hash(f) for f in files]
-    if any(h is None for h in hashes):  # unreadable: let the loader report it
-        rules = _rules(extra, only)
-        return rules, cache.digest([dataclasses.asdict(r) for r in rules])
-    key = cache.digest("rules", cache.fusionlint_key(), only, list(zip(files, hashes)))
-    if key not in _RULES:
-        rules = store.load_rules(key) if store else None
-        if rules is None:
-            rules = list(load_rules(list(extra), replace=only))
-            if store:
-                store.store_rules(key, rules)
-        _RULES[key] = tuple(rules)
-    return _RULES[key], key
-
-
-@dataclass(frozen=True)
 class Settings:
-    cfg: config.FileConfig | None
-    rules: tuple[Rule, ...]
-    known: tuple[str, ...]  # every code these rules (and fusionlint itself) can report
-    selection: selection.Selection
-    exclude: tuple[tuple[str, Path], ...]  # (glob, directory it is relative to)
-    rules_key: str = ""  # digest of the rules' contents, for the result cache
+    """A directory's settings: its config file, rules, selection and excludes. The rules are named
+    at once (their digest is part of the result cache's key) but read, and the selection's codes
+    checked against them, only when first needed: ``check`` of a single file starts its parse
+    before that (see ``run_check``)."""
+
+    def __init__(self, cfg: config.FileConfig | None, rules: RuleSource,
+                 exclude: tuple[tuple[str, Path], ...], make_selection: Callable[[tuple[str, ...]], Selection]) -> None:
+        self.cfg = cfg
+        self.rules = rules
+        self.exclude = exclude  # (glob, directory it is relative to)
+        self._make_selection = make_selection
+
+    @property
+    def rules_key(self) -> str:
+        return self.rules.key
+
+    @cached_property
+    def known(self) -> tuple[str, ...]:
+        """Every code these rules (and fusionlint itself) can report."""
+        return (*(r.id for r in self.rules.get()), *BUILTIN_CODES)
+
+    @cached_property
+    def selection(self) -> Selection:
+        return self._make_selection(self.known)
 
     def excluded(self, path: Path) -> bool:
         return any(glob_matches(g, path, base) for g, base in self.exclude)
@@ -105,8 +99,12 @@ class Checker:
         self._dir_options: dict[tuple[Path, bool], tuple[ParseOptions, str, list[str]]] = {}
         self._noted: set[Path] = set()
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
-        self.pfi = selection.parse_per_file_ignores(args.per_file_ignores) if args.per_file_ignores else None
-        self.settings(None)  # validates the command line's codes even when no file is checked
+        self.pfi = None
+        if args.per_file_ignores:
+            from fusionlint import selection
+
+            self.pfi = selection.parse_per_file_ignores(args.per_file_ignores)
+        self.settings(None)  # the command line's codes are checked (validate) even when no file is checked
 
     def settings(self, cfg: config.FileConfig | None) -> Settings:
         key = cfg.path if cfg else None
@@ -116,9 +114,18 @@ class Checker:
 
     def _make_settings(self, cfg: config.FileConfig | None) -> Settings:
         a = self.args
-        rules, rules_key = load_rules_cached((*(a.ruleset or ()), *(cfg.rulesets if cfg else ())), a.only_rulesets,
-                                             self.cache)
-        known = (*(r.id for r in rules), *BUILTIN_CODES)
+        rules = rule_source((*(a.ruleset or ()), *(cfg.rulesets if cfg else ())), a.only_rulesets, self.cache)
+        if a.exclude is not None:
+            exclude = tuple((g, self.cwd) for g in a.exclude)
+        else:
+            exclude = tuple((g, cfg.base) for g in cfg.exclude) if cfg else ()
+        return Settings(cfg, rules, exclude, lambda known: self._selection(cfg, known))
+
+    def _selection(self, cfg: config.FileConfig | None, known: tuple[str, ...]) -> Selection:
+        """The selection of a config (or of the command line alone), its codes checked against ``known``."""
+        from fusionlint import selection
+
+        a = self.args
 
         def check(codes: tuple[str, ...] | list[str], where: str) -> tuple[str, ...]:
             return selection.check_codes(codes, known, where)
@@ -142,11 +149,13 @@ class Checker:
                         for g, c in cfg.per_file_ignores)
         else:
             pfi = ()
-        if a.exclude is not None:
-            exclude = tuple((g, self.cwd) for g in a.exclude)
-        else:
-            exclude = tuple((g, cfg.base) for g in cfg.exclude) if cfg else ()
-        return Settings(cfg, rules, known, selection.Selection(select + extend, ignore, pfi), exclude, rules_key)
+        return selection.Selection(select + extend, ignore, pfi)
+
+    def validate(self) -> None:
+        """Read the rules of every settings made so far and check the selections' codes against
+        them (a ``SelectionError`` for an unknown code)."""
+        for s in list(self._settings.values()):
+            s.selection  # noqa: B018 - made (and checked) on first use
 
     def _real_parent(self, path: Path) -> Path:
         """``path.resolve().parent``, resolved once per directory (resolving is the slow part of
@@ -239,6 +248,8 @@ class Checker:
             print(f"fusionlint: {p.path}: skipped: {result.skipped}", file=sys.stderr)
         if result.error:
             print(f"fusionlint: {p.path}: {result.error}", file=sys.stderr)
+        from fusionlint import suppress
+
         s = p.settings
         kept = suppress.apply(result.findings, [str(p.path)], s.known) if (result.findings or p.directives) else []
         return [f for f in kept if s.selection.enabled(f.code, f.path)], bool(result.error)
@@ -256,7 +267,7 @@ class Checker:
         return self.report(p, p.result)
 
     def all_rules(self) -> list[Rule]:
-        by_id = {r.id: r for s in self._settings.values() for r in s.rules}
+        by_id = {r.id: r for s in self._settings.values() for r in s.rules.get()}
         return sorted(by_id.values(), key=lambda r: r.id)
 
 
@@ -327,35 +338,54 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
 
     outcomes: list = []
     tasks = [p.task for p in prepared if p.result is None]
-    report_ready()
+    cache_root = str(checker.cache.root) if checker.cache else None
     if tasks:
-        from fusionlint import pipeline
-        from fusionlint.workers import run_tasks
+        from fusionlint import pipeline, workers
 
         if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
             pipeline.import_extractors()  # imports them while libclang parses (pipeline.extract_file)
-
         if checker.cache is not None:  # the stand-in headers (and API model), inherited by the workers
             checker.cache.prime_api_model(load_model=len(tasks) > 1)
         else:
             from fusionlint.frontend.parse import stand_in_headers
 
             stand_in_headers()
-
-        run_tasks(tasks, jobs, timeout or None, str(checker.cache.root) if checker.cache else None, on_outcome)
+    if len(tasks) == 1 and workers.can_isolate():
+        # A single file (pre-commit's usual case): its child starts parsing now, and this process
+        # reads the rules, checks the selection and reports the other files while it parses.
+        one = workers.OneFile(tasks[0], timeout or None, cache_root)
+        try:
+            checker.validate()
+            report_ready()
+            _import_report_modules(args)
+            on_outcome(one.outcome())
+        finally:
+            one.cancel()
+    else:
+        checker.validate()  # the rules are read here, so forked workers inherit them
+        report_ready()
+        if tasks:
+            workers.run_tasks(tasks, jobs, timeout or None, cache_root, on_outcome)
     report_ready()
     if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in outcomes)):
         checker.cache.evict()
     _write_stats(checker, prepared, tasks, outcomes)
     ordered = sorted(findings, key=lambda x: x.sort_key())
     if args.update_baseline:
+        from fusionlint import baseline
+
         n = baseline.write(ordered, Path(args.baseline))
         print(f"fusionlint: recorded {n} finding(s) in {args.baseline}", file=sys.stderr)
         return EXIT_CLEAN
     if args.baseline:
+        from fusionlint import baseline
+
         ordered = baseline.filter_new(ordered, Path(args.baseline))
     fmt = output_format(args)
     color = fmt == "text" and not args.output_file and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    from fusionlint.paths import project_root
+    from fusionlint.report import ReportContext, render
+
     ctx = ReportContext(project_root(), checked, checker.all_rules(), args.show_source, color)
     out = render(fmt, ordered, ctx)
     if args.statistics:
@@ -378,6 +408,19 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if any(x.severity in ("error", "warning") for x in ordered) else EXIT_CLEAN
+
+
+def _import_report_modules(args: argparse.Namespace) -> None:
+    """What reporting needs, imported while a single file's child parses."""
+    import importlib
+
+    from fusionlint import suppress  # noqa: F401
+
+    module = {"json": "json_format"}.get(output_format(args), output_format(args))
+    importlib.import_module(f"fusionlint.report.{module}")
+
+    if args.baseline:
+        from fusionlint import baseline  # noqa: F401
 
 
 def _write_stats(checker: Checker, prepared: list[Prepared], tasks: list, outcomes: list) -> None:

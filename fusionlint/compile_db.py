@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from fusionlint.errors import InputError
+
 DB_NAME = "compile_commands.json"
 
 # Flags (gcc/clang/nvcc) whose value is the next argument when not attached; their values are
@@ -60,7 +62,7 @@ def _loads_code(flag: str, value: str | None) -> str | None:
     return None
 
 
-class CompileDbError(Exception):
+class CompileDbError(InputError):
     """A database that cannot be used; the message is one line naming the file."""
 
 

@@ -14,10 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from fusionlint.errors import InputError
 
 CONFIG_NAMES = (".fusionlint.toml", "fusionlint.toml", "pyproject.toml")
 _ARCH = re.compile(r"^sm_\d+[a-z]?$")
@@ -25,7 +22,7 @@ _STD = re.compile(r"^(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23|2c|26)$")  
 _DEFINE = re.compile(r"^[A-Za-z_]\w*(\([^)]*\))?(=.*)?$", re.S)
 
 
-class ConfigError(Exception):
+class ConfigError(InputError):
     """A configuration file that cannot be used; the message is ``file: key: problem``."""
 
 
@@ -109,6 +106,10 @@ def from_table(path: Path, table: dict[str, Any]) -> FileConfig:
 @lru_cache(maxsize=None)
 def load_config(path: Path) -> FileConfig | None:
     """The configuration in ``path``; None for a pyproject.toml without ``[tool.fusionlint]``."""
+    if sys.version_info >= (3, 11):  # imported here: a tree without config files never needs it
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -14,7 +14,10 @@ from fusionlint.frontend.parse import ParseOptions, parse_file
 from fusionlint.path_alias import renamed, utf8_alias
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from fusionlint.facts import FileFacts
+    from fusionlint.rules.cached import RuleSource
     from fusionlint.rules.loader import Rule
 
 # What runs after the parse: imported while libclang parses (see extract_file), or up front by a
@@ -34,12 +37,12 @@ def import_extractors(names: tuple[str, ...] = EXTRACTORS) -> None:
         importlib.import_module(name)
 
 
-def _import_during_parse(text: str) -> threading.Thread | None:
-    """Import the extractors in a thread while the main thread parses (libclang releases the GIL
-    while it parses, so the imports cost no wall time when a core is free); None when they are
-    loaded already."""
+def _import_during_parse(text: str, preload: Callable[[], object] | None = None) -> threading.Thread | None:
+    """Import the extractors (and call ``preload``: read the rules) in a thread while the main
+    thread parses (libclang releases the GIL while it parses, so this costs no wall time when a
+    core is free); None when there is nothing to do."""
     names = EXTRACTORS if may_hold_cutlass(text) else CUBLASLT_EXTRACTORS
-    if all(name in sys.modules for name in names):
+    if preload is None and all(name in sys.modules for name in names):
         return None
     # what the parse itself imports or makes, first, so that the two threads never import the same
     # module at the same time
@@ -48,17 +51,19 @@ def _import_during_parse(text: str) -> threading.Thread | None:
     from fusionlint.frontend.parse import stand_in_headers
 
     stand_in_headers()
-    thread = threading.Thread(target=_quiet_import, args=(names,), name="fusionlint-imports", daemon=True)
+    thread = threading.Thread(target=_quiet_import, args=(names, preload), name="fusionlint-imports", daemon=True)
     thread.start()
     return thread
 
 
-def _quiet_import(names: tuple[str, ...]) -> None:
+def _quiet_import(names: tuple[str, ...], preload: Callable[[], object] | None) -> None:
     try:
         import_extractors(names)
         from fusionlint.frontend.api.model import load_model
 
         load_model()
+        if preload is not None:
+            preload()
     except BaseException:  # noqa: BLE001 - the main thread does it again and reports the error
         pass
 
@@ -91,10 +96,12 @@ def _one_byte_per_bad_byte(err: UnicodeDecodeError) -> tuple[str, int]:
 codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 
-def extract_file(path: Path, options: ParseOptions) -> FileFacts:
+def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object] | None = None) -> FileFacts:
+    """The file's facts. ``preload`` runs in a thread while libclang parses (``check_file`` reads
+    the rules there when they have not been read yet)."""
     text = _read_text(path)
     alias = utf8_alias(path)  # a name libclang cannot take (not UTF-8) is parsed under an alias
-    importer = _import_during_parse(text)
+    importer = _import_during_parse(text, preload)
     try:
         unit = parse_file(alias or path, options, text=text)
     finally:
@@ -113,13 +120,17 @@ def extract_file(path: Path, options: ParseOptions) -> FileFacts:
     return renamed(facts, str(alias), str(path)) if alias else facts
 
 
-def check_file(path: Path, rules: list[Rule], options: ParseOptions, arch: str = "sm_90") -> FileResult:
+def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOptions,
+               arch: str = "sm_90") -> FileResult:
+    """The file's facts and findings. ``rules`` may be a ``RuleSource`` not read yet: it is read
+    while libclang parses."""
     result = FileResult(str(path))
     try:
-        result.facts = extract_file(path, options)
+        source = rules if hasattr(rules, "get") else None
+        result.facts = extract_file(path, options, preload=source.get if source is not None else None)
         from fusionlint.rules.engine import run_rules
 
-        result.findings = run_rules(rules, result.facts, arch)
+        result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch)
         result.findings += [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
                                     f"part of the file not checked: {reason}")
                             for reason in result.facts.internal_errors]

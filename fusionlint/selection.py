@@ -10,12 +10,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fusionlint.errors import InputError
 from fusionlint.paths import glob_matches
 
 _CODE = re.compile(r"^FL\d{0,3}$")
 
 
-class SelectionError(ValueError):
+class SelectionError(InputError, ValueError):
     """An unknown code or prefix; the message is one line."""
 
 

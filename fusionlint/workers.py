@@ -32,7 +32,7 @@ class Task:
     index: int
     path: Path
     options: object  # ParseOptions
-    rules: tuple  # the Rule objects
+    rules: object  # the Rule objects, or a rules.cached.RuleSource (read in the worker when first needed)
     arch: str
     cache_key: str | None = None
     content_hash: str | None = None
@@ -94,7 +94,7 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
     parse.last_unit_record = None
     try:
         _test_hook(task.path)
-        result = pipeline.check_file(task.path, list(task.rules), task.options, task.arch)
+        result = pipeline.check_file(task.path, task.rules, task.options, task.arch)
     except Exception as exc:  # noqa: BLE001 - a failure outside the pipeline's own guard
         result = pipeline.FileResult(str(task.path))
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -211,7 +211,7 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
             on_outcome(run_task(pending.popleft(), cache_dir))
         return
     if len(pending) == 1 and hasattr(os, "fork"):
-        on_outcome(_run_one(pending.popleft(), timeout, cache_dir))
+        on_outcome(OneFile(pending.popleft(), timeout, cache_dir).outcome())
         return
     import multiprocessing as mp
     from multiprocessing.connection import wait
@@ -286,83 +286,128 @@ class ChildFailed(Exception):
     """What ``call_isolated`` raises when the child crashed or ran past its time."""
 
 
-def call_isolated(fn: Callable[..., object], *args: object, timeout: float | None = None) -> object:
-    """``fn(*args)`` in one forked child, its result pickled back through a pipe: a libclang crash
-    (a segfault in C) or a hang costs :class:`ChildFailed` here, never this process. An exception
-    ``fn`` raises comes back and is raised here. Ctrl-C kills the child and goes on up. Without
-    ``os.fork`` (or with ``FUSIONLINT_IN_PROCESS=1``) it is a plain call."""
-    import pickle
-    import select
+class Isolated:
+    """``fn(*args)`` running in a forked child, its result pickled back through a pipe: a libclang
+    crash (a segfault in C) or a hang costs :class:`ChildFailed` in :meth:`result`, never this
+    process. The parent may go on with other work while the child runs (``check`` loads its rules
+    and report modules while a single file is parsed); :meth:`cancel` kills the child."""
 
-    if os.environ.get("FUSIONLINT_IN_PROCESS") == "1" or not hasattr(os, "fork"):
-        return fn(*args)
-    read_end, write_end = os.pipe()
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the child: run, send the pickled result (or the exception), leave without cleanup
+    def __init__(self, fn: Callable[..., object], *args: object, timeout: float | None = None) -> None:
+        self.timeout = timeout
+        self.started = time.monotonic()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: run, send the pickled result (or the exception), leave without cleanup
+            try:
+                os.close(read_end)
+                _become_worker()
+                _send_reply(write_end, fn, args)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        self.pid: int | None = pid
+        self.read_end: int | None = read_end
+
+    def cancel(self) -> None:
+        if self.pid is not None:
+            _kill(self.pid)
+            self.pid = None
+        if self.read_end is not None:
+            os.close(self.read_end)
+            self.read_end = None
+
+    def result(self) -> object:
+        """Wait for the child: its return value, or the exception it raised; ``ChildFailed`` when it
+        crashed or ran past the time limit. Ctrl-C kills the child and goes on up."""
+        import pickle
+        import select
+
+        assert self.pid is not None and self.read_end is not None, "result() of a finished child"
+        chunks: list[bytes] = []
+        timed_out = False
         try:
-            os.close(read_end)
-            _become_worker()
-            try:
-                reply: tuple = ("ok", fn(*args))
-            except Exception as exc:  # noqa: BLE001 - raised again in the parent
-                reply = ("raised", exc)
-            try:
-                data = pickle.dumps(reply)
-            except Exception as exc:  # noqa: BLE001 - an exception that cannot be pickled
-                data = pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
-            with os.fdopen(write_end, "wb") as f:
-                f.write(data)
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    chunks: list[bytes] = []
-    timed_out = False
-    try:
-        while True:
-            wait_for = None
-            if timeout:
-                wait_for = max(0.0, started + timeout - time.monotonic())
-            ready, _, _ = select.select([read_end], [], [], wait_for)
-            if not ready:
-                timed_out = True
-                break
-            chunk = os.read(read_end, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    except BaseException:  # Ctrl-C: the child goes with the run
-        _kill(pid)
-        raise
-    finally:
-        os.close(read_end)
-    if timed_out:
-        _kill(pid)
-        raise ChildFailed(f"timed out after {timeout:g} s (--timeout)")
-    _, status = os.waitpid(pid, 0)
-    try:
-        reply = pickle.loads(b"".join(chunks)) if chunks else None
-    except Exception:  # noqa: BLE001 - a child that died half-way through sending
-        reply = None
-    if not (isinstance(reply, tuple) and len(reply) == 2):
-        code = os.waitstatus_to_exitcode(status)
-        raise ChildFailed(f"the parser crashed ({_signal_name(code)}); the other files were checked")
-    if reply[0] == "raised":
-        raise reply[1]
-    return reply[1]
+            while True:
+                wait_for = None
+                if self.timeout:
+                    wait_for = max(0.0, self.started + self.timeout - time.monotonic())
+                ready, _, _ = select.select([self.read_end], [], [], wait_for)
+                if not ready:
+                    timed_out = True
+                    break
+                chunk = os.read(self.read_end, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except BaseException:  # Ctrl-C: the child goes with the run
+            self.cancel()
+            raise
+        if timed_out:
+            self.cancel()
+            raise ChildFailed(f"timed out after {self.timeout:g} s (--timeout)")
+        os.close(self.read_end)
+        self.read_end = None
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        try:
+            reply = pickle.loads(b"".join(chunks)) if chunks else None
+        except Exception:  # noqa: BLE001 - a child that died half-way through sending
+            reply = None
+        if not (isinstance(reply, tuple) and len(reply) == 2):
+            code = os.waitstatus_to_exitcode(status)
+            raise ChildFailed(f"the parser crashed ({_signal_name(code)}); the other files were checked")
+        if reply[0] == "raised":
+            raise reply[1]
+        return reply[1]
 
 
-def _run_one(task: Task, timeout: float | None, cache_dir: str | None) -> Outcome:
+def _send_reply(write_end: int, fn: Callable[..., object], args: tuple) -> None:
+    import pickle
+
+    try:
+        reply: tuple = ("ok", fn(*args))
+    except Exception as exc:  # noqa: BLE001 - raised again in the parent
+        reply = ("raised", exc)
+    try:
+        data = pickle.dumps(reply)
+    except Exception as exc:  # noqa: BLE001 - an exception that cannot be pickled
+        data = pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    with os.fdopen(write_end, "wb") as f:
+        f.write(data)
+
+
+def call_isolated(fn: Callable[..., object], *args: object, timeout: float | None = None) -> object:
+    """``fn(*args)`` in one forked child (:class:`Isolated`), waited for. Without ``os.fork`` (or
+    with ``FUSIONLINT_IN_PROCESS=1``) it is a plain call."""
+    if not can_isolate():
+        return fn(*args)
+    return Isolated(fn, *args, timeout=timeout).result()
+
+
+def can_isolate() -> bool:
+    return os.environ.get("FUSIONLINT_IN_PROCESS") != "1" and hasattr(os, "fork")
+
+
+class OneFile:
     """One file in one forked child, without a pool: what ``run_tasks`` does for a single file
     (the same isolation: a crash or a time-out is the file's FL000, Ctrl-C kills the child), minus
-    the start-up of ``multiprocessing`` (~0.05 s, a tenth of a small file's own overhead)."""
-    started = time.monotonic()
-    try:
-        outcome = call_isolated(run_task, task, cache_dir, timeout=timeout)
-    except ChildFailed as exc:
-        return _failed(task, str(exc), time.monotonic() - started)
-    assert isinstance(outcome, Outcome)
-    return outcome
+    the start-up of ``multiprocessing`` (~0.05 s, a tenth of a small file's own overhead). The
+    child starts at once; :meth:`outcome` waits for it, :meth:`cancel` kills it."""
+
+    def __init__(self, task: Task, timeout: float | None, cache_dir: str | None) -> None:
+        self.task = task
+        self.started = time.monotonic()
+        self.child = Isolated(run_task, task, cache_dir, timeout=timeout)
+
+    def outcome(self) -> Outcome:
+        try:
+            outcome = self.child.result()
+        except ChildFailed as exc:
+            return _failed(self.task, str(exc), time.monotonic() - self.started)
+        assert isinstance(outcome, Outcome)
+        return outcome
+
+    def cancel(self) -> None:
+        self.child.cancel()
 
 
 def _kill(pid: int) -> None:

@@ -143,6 +143,38 @@ def test_ctrl_c_stops_a_single_file_child(tmp_path: Path) -> None:
     assert not Path(f"/proc/{workers[0]}").exists() or "Z" in Path(f"/proc/{workers[0]}/stat").read_text().split()[2]
 
 
+def _processes_naming(text: str) -> list[int]:
+    """Live processes whose command line contains ``text``."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if text in (d / "cmdline").read_bytes().decode(errors="replace") and \
+                    (d / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(d.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_usage_error_found_while_a_single_file_parses_stops_its_child(tmp_path: Path) -> None:
+    """A single file's child starts parsing before the rules are read and the selection checked
+    (check.run_check): an unknown code found then is still exit 2 and one line, and the child,
+    here one that would hang for an hour, is killed, not left behind."""
+    src = tree(tmp_path)
+    env = {**os.environ, "FUSIONLINT_TEST_WORKER_HOOK": "hang:a_bad.cpp"}
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "--no-cache",
+                           "--select", "FL999", str(src / "a_bad.cpp")],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == "" and time.monotonic() - start < 30
+    assert proc.stderr == "fusionlint: error: --select: unknown rule code or prefix 'FL999' (see 'fusionlint rule --all')\n"
+    time.sleep(0.2)
+    assert _processes_naming(str(src / "a_bad.cpp")) == []
+
+
 def test_whole_file_system_and_huge_trees_are_refused(tmp_path: Path) -> None:
     start = time.monotonic()
     rc, _, err = run_cli("/")

@@ -30,7 +30,6 @@ import re
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import clang.cindex as ci
@@ -89,13 +88,16 @@ _SEVERITY = {ci.Diagnostic.Ignored: "ignored", ci.Diagnostic.Note: "note", ci.Di
              ci.Diagnostic.Error: "error", ci.Diagnostic.Fatal: "fatal"}
 
 
+_PACKAGE_INCLUDE = Path(__file__).resolve().parent / "include"  # fusionlint's own headers (package data)
+
+
 def is_virtual(path: str | None) -> bool:
     return bool(path) and str(path).startswith(VIRTUAL_ROOT)
 
 
 def _package_headers(subdir: str) -> dict[str, str]:
-    base = resources.files("fusionlint.frontend") / "include" / subdir
-    return {p.name: p.read_text(encoding="utf-8") for p in base.iterdir() if p.name.endswith(".h")}
+    base = _PACKAGE_INCLUDE / subdir
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(base.iterdir()) if p.name.endswith(".h")}
 
 
 _cached_stand_ins: dict[str, str] | None = None  # from fusionlint's cache (use_stand_ins)
@@ -126,7 +128,7 @@ def use_stand_ins(headers: dict[str, str]) -> None:
 
 @lru_cache(maxsize=1)
 def _prelude_text() -> str:
-    return (resources.files("fusionlint.frontend") / "include" / "fusionlint_cuda_prelude.h").read_text(encoding="utf-8")
+    return (_PACKAGE_INCLUDE / "fusionlint_cuda_prelude.h").read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from fusionlint.errors import InputError
 
 if TYPE_CHECKING:
     import yaml
@@ -22,7 +23,7 @@ CONDITION_OPS = ("eq", "ne", "in", "not_in", "lt", "le", "gt", "ge", "multiple_o
                  "present", "known")
 
 
-class RulesetError(Exception):
+class RulesetError(InputError):
     """A ruleset file that cannot be used; the message is one line: ``file:line: problem``."""
 
 
@@ -48,7 +49,7 @@ class Rule:
 
 @lru_cache(maxsize=1)
 def _schema() -> dict:
-    return json.loads((resources.files("fusionlint.rules") / "schema.json").read_text(encoding="utf-8"))
+    return json.loads((Path(__file__).resolve().parent / "schema.json").read_text(encoding="utf-8"))
 
 
 def _line_of(node: yaml.Node | None, path: list) -> int:
@@ -258,10 +259,15 @@ def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
 def _rulesets_root() -> Path:
     """The built-in rulesets: the installed ``fusionlint.rulesets`` package (the repository's
     top-level ``rulesets/`` folder), or that folder itself when running from a checkout."""
+    import importlib.util
+
     try:
-        return Path(str(resources.files("fusionlint.rulesets")))
-    except ModuleNotFoundError:
-        return Path(__file__).resolve().parents[2] / "rulesets"
+        spec = importlib.util.find_spec("fusionlint.rulesets")
+    except (ModuleNotFoundError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    return Path(__file__).resolve().parents[2] / "rulesets"
 
 
 def builtin_ruleset_files() -> list[Path]:
