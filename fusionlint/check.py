@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fusionlint import cache, compile_db, config
 from fusionlint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
@@ -31,6 +30,8 @@ from fusionlint.frontend.parse import CUDA_SUFFIXES, ParseOptions, build_args
 from fusionlint.paths import glob_matches
 from fusionlint.prefilter import Prefilter
 from fusionlint.rules.cached import RuleSource, rule_source
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
 
 if TYPE_CHECKING:  # the selection, suppressions, baseline and reports are imported where they are used
     from fusionlint.rules.loader import Rule
