@@ -170,16 +170,12 @@ def _libclang_version() -> str:
         return "?"
 
 
-def raw_parse(work: Path, path: Path, system: bool, repeat: int) -> dict:
-    job = raw_parse_job(work, path, system)
-    inproc, walls = [], []
-    for _ in range(repeat):
-        wall, p = sh([sys.executable, "-c", RAW_PARSE, str(job)])
-        if p.returncode != 0:
-            raise RuntimeError(p.stderr)
-        inproc.append(json.loads(p.stdout.strip().splitlines()[-1])["parse"])
-        walls.append(wall)
-    return {"parse": median(inproc), "process": median(walls)}
+def raw_parse_once(job: Path) -> tuple[float, float]:
+    """One raw parse process: (its parse, in-process; the whole process)."""
+    wall, p = sh([sys.executable, "-c", RAW_PARSE, str(job)])
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr)
+    return json.loads(p.stdout.strip().splitlines()[-1])["parse"], wall
 
 
 def nvcc_time(path: Path, work: Path) -> float | None:
@@ -211,9 +207,12 @@ def nvcc_time(path: Path, work: Path) -> float | None:
 def per_file(fl: Fusionlint, label: str, path: Path, repeat: int, with_nvcc: bool, extra: list[str]) -> dict:
     print(f"- {label}: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}", file=sys.stderr)
     r: dict = {"file": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name}
-    r["raw"] = raw_parse(fl.work, path, True, repeat)
-    colds, warms, worker = [], [], []
-    for i in range(repeat):
+    job = raw_parse_job(fl.work, path, True)
+    colds, warms, worker, parses, processes = [], [], [], [], []
+    for i in range(repeat):  # raw parse, cold and warm runs taken in turn, so that a change of load hits all three
+        parse, process = raw_parse_once(job)
+        parses.append(parse)
+        processes.append(process)
         cache = fl.fresh(f"cache-{label}-{i}")
         cold = fl.run("-j", "1", "--no-pch", *extra, path, cache=cache)
         colds.append(cold["wall"])
@@ -222,6 +221,7 @@ def per_file(fl: Fusionlint, label: str, path: Path, repeat: int, with_nvcc: boo
         warms.append(warm["wall"])
         assert (warm["out"], warm["rc"]) == (cold["out"], cold["rc"]), f"{label}: warm output differs"
         r["parsed_cold"], r["cache_hits_warm"] = cold["stats"].get("parsed"), warm["stats"].get("cache_hits")
+    r["raw"] = {"parse": median(parses), "process": median(processes), "runs": repeat}
     r["cold"], r["warm"], r["worker"] = median(colds), median(warms), median(worker)
     # PCH: a first run notes the preamble, the second builds the PCH and uses it, the third uses it
     cache = fl.fresh(f"pch-{label}")
@@ -291,6 +291,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-nvcc", action="store_true")
     ap.add_argument("--repeat", type=int, default=3, help="runs per small measurement (median; default 3)")
+    ap.add_argument("--repeat-small", type=int, default=11,
+                    help="runs for the cuBLASLt program's raw parse, cold and warm runs (median; default 11)")
     ap.add_argument("--jobs", type=int, default=None, help="N of -jN (default: all cores)")
     ap.add_argument("--write", action="store_true", help="write bench/RESULTS.md (and bench/results.json)")
     ap.add_argument("--from-json", metavar="FILE", help="only render the report of an earlier run's results.json")
@@ -321,7 +323,8 @@ def main() -> int:
         files["large non-GEMM file (generated)"] = large_plain_file(work)
         for label, path in files.items():
             big = "CUTLASS" in label and bool(info["cutlass_headers"])
-            repeat = 1 if big else ns.repeat
+            # the small program's ratios are a few percent apart from their targets, and one run is ~2 s
+            repeat = 1 if big else max(ns.repeat, ns.repeat_small) if label == "cuBLASLt program" else ns.repeat
             with_nvcc = not ns.no_nvcc and not ns.quick and "non-GEMM" not in label
             extra = ["--no-prefilter"] if "non-GEMM" in label else []
             results["files"][label] = per_file(fl, label, path, repeat, with_nvcc, extra)
@@ -392,7 +395,8 @@ def render(res: dict) -> str:
             "CUTLASS kernels were parsed with the CUTLASS headers listed above (instantiated mode), nvcc with "
             "`-std=c++17 -O2 -arch=sm_90a --expt-relaxed-constexpr -c`.",
             "", "## Per file", "",
-            "Times are wall-clock seconds of whole processes (`python -m fusionlint.cli ...`, median of the runs); "
+            "Times are wall-clock seconds of whole processes (`python -m fusionlint.cli ...`, median of the runs; the "
+            "raw parse, cold and warm runs of a file taken in turn); "
             "cold: no cached result and no PCH for the file (the validated rules and the API model's JSON copy are "
             "cached, as after any first run); `raw parse` is libclang's `Index.parse` of the same file with the same "
             "arguments and unsaved files (one parse, in-process time; the process around it in brackets; the "
@@ -405,7 +409,7 @@ def render(res: dict) -> str:
     for label, r in res["files"].items():
         pch = r["pch"]
         out.append(
-            f"| {label} (`{r['file']}`) | {fmt(r['raw']['parse'])} ({fmt(r['raw']['process'])}) | {fmt(r['cold'])} | "
+            f"| {label} (`{r['file']}`, {r['raw'].get('runs', '?')} run{'s' if r['raw'].get('runs') != 1 else ''}) | {fmt(r['raw']['parse'])} ({fmt(r['raw']['process'])}) | {fmt(r['cold'])} | "
             f"{fmt(r['worker'])} | {ratio(r['cold'], r['raw']['process'])} | {ratio(r['worker'], r['raw']['parse'])} | "
             f"{fmt(r['warm'])} | {ratio(r['warm'], r['cold'])} | {fmt(pch[1]['wall'])} ({pch[1]['pch'] or 'no PCH'}) | "
             f"{fmt(pch[2]['wall'])} ({fmt(pch[2]['worker'])}, {pch[2]['pch'] or 'no PCH'}) | {r['pch_mb']} | "

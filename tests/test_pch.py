@@ -12,7 +12,7 @@ import pytest
 
 from cli_helpers import run_cli
 from conftest import FIXTURES
-from fusionlint.check import _rules
+from fusionlint.rules.loader import load_rules
 from fusionlint.frontend import parse, toolchain
 from fusionlint.frontend.parse import ParseOptions, parse_file, split_preamble
 from fusionlint.pipeline import check_file
@@ -32,7 +32,7 @@ def facts_json(facts) -> str:
 
 def three_runs(path: Path, system: bool, pch_dir: Path):
     """Plain parse, then three with a PCH directory: noted, built and used, used."""
-    rules = list(_rules((), False))
+    rules = load_rules([])
     plain = check_file(path, rules, ParseOptions(use_system_headers=system))
     plain_record = parse.last_unit_record
     runs = []
@@ -117,7 +117,7 @@ def test_changed_header_rebuilds_the_pch(tmp_path: Path) -> None:
                    "  transa_t t = CUBLAS_OP_T;\n"
                    "  cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t));\n}\n")
     aged(src, tmp_path / "types.h")
-    rules = list(_rules((), False))
+    rules = load_rules([])
     opts = ParseOptions(use_system_headers=False, pch_dir=str(tmp_path / "pch"))
     codes = []
     for _ in range(2):
