@@ -504,10 +504,13 @@ def targets(res: dict) -> list[str]:
                      + ", ".join(f"{r['warm'] / r['cold']:.2f} ({k})" for k, r in files.items()))
     c3 = files.get("CUTLASS-3 Sm90 kernel")
     if c3 and c3.get("nvcc"):
-        lines.append(f"- CUTLASS-3 kernel ≥ 20× faster than nvcc: cold {c3['nvcc'] / c3['cold']:.1f}× "
-                     f"({verdict(c3['nvcc'] / c3['cold'] >= 20)}), with its PCH {c3['nvcc'] / c3['pch'][2]['wall']:.1f}× "
-                     f"({verdict(c3['nvcc'] / c3['pch'][2]['wall'] >= 20)}), from the cache "
-                     f"{c3['nvcc'] / c3['warm']:.0f}× ({verdict(c3['nvcc'] / c3['warm'] >= 20)})")
+        hit, build = c3["nvcc"] / c3["pch"][2]["wall"], c3["nvcc"] / c3["pch"][1]["wall"]
+        lines.append(f"- CUTLASS-3 kernel ≥ 20× faster than nvcc: {hit:.1f}× with the PCH of its include block, "
+                     f"which is built once and reused across files and runs ({verdict(hit >= 20)}); from the cache "
+                     f"{c3['nvcc'] / c3['warm']:.0f}× ({verdict(c3['nvcc'] / c3['warm'] >= 20)}); before that PCH "
+                     f"exists: {c3['nvcc'] / c3['cold']:.1f}× on first sight and {build:.1f}× in the run that builds "
+                     f"it (below 20×: libclang's own parse of the file is {c3['nvcc'] / c3['raw']['parse']:.1f}× "
+                     "under nvcc)")
     if "unrelated_10000" in t:
         u = t["unrelated_10000"]
         lines.append(f"- 10 000 unrelated files < 2 s: {u['wall']:.2f} s ({verdict(u['wall'] < 2)})")
