@@ -127,7 +127,9 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
     while libclang parses."""
     result = FileResult(str(path))
     try:
-        source = rules if hasattr(rules, "get") else None
+        from fusionlint.rules.cached import RuleSource
+
+        source = rules if isinstance(rules, RuleSource) else None
         result.facts = extract_file(path, options, preload=source.get if source is not None else None)
         from fusionlint.rules.engine import run_rules
 
