@@ -211,3 +211,39 @@ def test_header_bodies_skipped_only_where_cublaslt_cannot_be_called(tmp_path: Pa
 
 
 PCH_WIDTH = parse.PCH_MIN_INCLUDES
+
+
+def test_cutlass_file_gets_its_pch_at_first_sight(tmp_path: Path, monkeypatch) -> None:
+    """With the CUTLASS headers found, a file that cannot call cuBLASLt has its include block
+    compiled without the headers' function bodies the first time it is seen: building and using
+    that PCH costs less than the plain parse it replaces. Every other file, and every file
+    without the CUTLASS headers, is parsed plainly at first sight (the next sighting builds)."""
+    fake = tmp_path / "cutlass_include"
+    (fake / "cutlass").mkdir(parents=True)
+    (fake / "cutlass" / "cutlass.h").write_text("".join(f'#include "cutlass/h{i}.h"\n' for i in range(PCH_WIDTH)) +
+                                                "template <class T> int helper(T t) { static_assert(sizeof(T) == 0, \"in a body\"); return 0; }\n"
+                                                "template <class T> constexpr auto kept(T t) { static_assert(sizeof(T) == 0, \"constexpr\"); return t; }\n")
+    for i in range(PCH_WIDTH):
+        (fake / "cutlass" / f"h{i}.h").write_text(f"inline int h{i}() {{ return {i}; }}\n")
+    aged(*fake.rglob("*.h"))
+    monkeypatch.setattr(parse.toolchain, "discover", lambda use_system=True: toolchain.HeaderDirs(cutlass=(fake,)))
+    body = "\nint main() { helper(1); return kept(2); }\n"
+    kernel = tmp_path / "kernel.cu"
+    kernel.write_text("#include <cutlass/cutlass.h>\n" + body)
+    mixed = tmp_path / "mixed.cu"
+    mixed.write_text("#include <cutlass/cutlass.h>\n#include <cublasLt.h>\n" + body)
+    aged(kernel, mixed)
+    opts = ParseOptions(use_system_headers=True, pch_dir=str(tmp_path / "pch"))
+
+    plain = parse_file(kernel, ParseOptions(use_system_headers=True), text=kernel.read_text())
+    first = parse_file(kernel, opts, text=kernel.read_text())
+    assert plain.pch is None and first.pch == "used"
+    assert plain.header_mode["cutlass"] == str(fake)
+    records = [json.loads(p.read_text()) for p in (tmp_path / "pch").glob("*.json")]
+    assert [r.get("bodies") for r in records if r.get("pch")] == ["skipped"]
+    assert sorted(first.includes) == sorted(plain.includes)
+    found = sorted(d.message.rsplit(": ", 1)[-1] for d in first.diagnostics if "static assertion" in d.message)
+    assert found == ["constexpr"]  # the headers' ordinary bodies were skipped; constexpr ones are kept
+    assert parse_file(kernel, opts, text=kernel.read_text()).pch == "used"  # and reused
+    # a file that names cuBLASLt keeps every body: no PCH at first sight, one with bodies at the next
+    assert [parse_file(mixed, opts, text=mixed.read_text()).pch for _ in range(2)] == [None, "used"]
