@@ -441,8 +441,8 @@ def _lock(path: Path) -> bool:
 def _build_at_first_sight(pre: Preamble, mode: dict[str, str], skip: bool) -> bool:
     """Whether a file's own PCH is built the first time its include block is seen. Yes for a file
     that cannot call cuBLASLt parsed with the CUTLASS headers: a PCH without the headers' function
-    bodies, built and used, costs less than the plain parse it replaces (CUTLASS-3 kernel: 10.5 s
-    against 17.3 s; CUTLASS-2: 3.9 s against 5.6 s, bench/RESULTS.md). Otherwise a PCH, which
+    bodies, built and used, costs less than the plain parse it replaces (CUTLASS-3 kernel: 9.5 s
+    against 16.4 s; CUTLASS-2: 3.5 s against 5.0 s, bench/RESULTS.md). Otherwise a PCH, which
     keeps every body, costs more than a plain parse, and is built only when the block is seen
     again."""
     return skip and bool(pre.lines) and mode.get("cutlass", "not found") != "not found"
