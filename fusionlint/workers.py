@@ -203,16 +203,15 @@ def _signal_name(code: int | None) -> str:
 
 def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir: str | None,
               on_outcome: Callable[[Outcome], None]) -> None:
-    """Run every task, calling ``on_outcome`` as each finishes (in completion order)."""
+    """Run every task in a pool of forked workers, calling ``on_outcome`` as each finishes (in
+    completion order). A single file goes to :class:`OneFile` instead (``check.run_check`` starts it
+    before reading the rules)."""
     pending = deque(tasks)
     if not pending:
         return
     if os.environ.get("FUSIONLINT_IN_PROCESS") == "1":
         while pending:
             on_outcome(run_task(pending.popleft(), cache_dir))
-        return
-    if len(pending) == 1 and hasattr(os, "fork"):
-        on_outcome(OneFile(pending.popleft(), timeout, cache_dir).outcome())
         return
     import multiprocessing as mp
     from multiprocessing.connection import wait
@@ -398,9 +397,9 @@ def _run_only_task(task: Task, cache_dir: str | None) -> Outcome:
 
 
 class OneFile:
-    """One file in one forked child, without a pool: what ``run_tasks`` does for a single file
-    (the same isolation: a crash or a time-out is the file's FL000, Ctrl-C kills the child), minus
-    the start-up of ``multiprocessing`` (~0.05 s, a tenth of a small file's own overhead). The
+    """One file in one forked child, without a pool: the isolation of ``run_tasks``'s workers (a
+    crash or a time-out is the file's FL000, Ctrl-C kills the child), minus the start-up of
+    ``multiprocessing`` (~0.05 s, a tenth of a small file's own overhead). The
     child starts at once; :meth:`outcome` waits for it, :meth:`cancel` kills it."""
 
     def __init__(self, task: Task, timeout: float | None, cache_dir: str | None) -> None:
