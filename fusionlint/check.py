@@ -99,6 +99,7 @@ class Checker:
         self._dir_settings: dict[Path, tuple[Settings, bool]] = {}
         self._dir_options: dict[tuple[Path, bool], tuple[ParseOptions, str, list[str]]] = {}
         self._noted: set[Path] = set()
+        self._notes_said: set[str] = set()
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
         self.pfi = None
         if args.per_file_ignores:
@@ -113,9 +114,30 @@ class Checker:
             self._settings[key] = self._make_settings(cfg)
         return self._settings[key]
 
+    def _support_table(self, cfg: config.FileConfig | None) -> str | None:
+        """The measured cuBLASLt support table for FL127 (``support_select``); a fallback to another
+        cuBLASLt version is a note, no table at all a note with ``-v``."""
+        from fusionlint import support_select
+
+        a = self.args
+        explicit = getattr(a, "support_table", None) or (cfg.support_table if cfg else None)
+        version, where = (0, "")
+        if not explicit:
+            includes = [*(a.include or ()), *(cfg.include_dirs if cfg else ())]
+            version, where = support_select.header_version(includes, not getattr(a, "no_system_headers", False))
+        choice = support_select.choose(explicit, version, where)
+        if choice.note and choice.note not in self._notes_said and (choice.path or getattr(a, "verbose", False)):
+            self._notes_said.add(choice.note)
+            print(f"fusionlint: note: {choice.note}", file=sys.stderr)
+        elif choice.path and getattr(a, "verbose", False) and choice.path not in self._notes_said:
+            self._notes_said.add(choice.path)
+            print(f"fusionlint: note: FL127 checks against the support table {choice.path}", file=sys.stderr)
+        return choice.path
+
     def _make_settings(self, cfg: config.FileConfig | None) -> Settings:
         a = self.args
-        rules = rule_source((*(a.ruleset or ()), *(cfg.rulesets if cfg else ())), a.only_rulesets, self.cache)
+        rules = rule_source((*(a.ruleset or ()), *(cfg.rulesets if cfg else ())), a.only_rulesets, self.cache,
+                            self._support_table(cfg))
         if a.exclude is not None:
             exclude = tuple((g, self.cwd) for g in a.exclude)
         else:
@@ -157,6 +179,7 @@ class Checker:
         them (a ``SelectionError`` for an unknown code)."""
         for s in list(self._settings.values()):
             s.selection  # noqa: B018 - made (and checked) on first use
+            s.rules.support()  # a support table that cannot be read is an error now (forked workers inherit it)
 
     def _real_parent(self, path: Path) -> Path:
         """``path.resolve().parent``, resolved once per directory (resolving is the slow part of

@@ -16,7 +16,7 @@ from fusionlint.errors import InputError
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
-COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify")
+COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate")
 # facts, graph, probe and test-rules parse each file in a forked child (workers.call_isolated) with this limit
 ISOLATED_TIMEOUT = 600.0
 
@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--arch", help="target architecture (default: from the compilation database or config, else sm_90)")
     check.add_argument("--ruleset", action="append", metavar="FILE", help="add a ruleset file (repeatable)")
     check.add_argument("--only-rulesets", action="store_true", help="use only the --ruleset files, not the built-in rules")
+    check.add_argument("--support-table", metavar="FILE",
+                       help="the measured cuBLASLt support table FL127 checks against (written by `fusionlint "
+                            "calibrate`; default: the one matching the cuBLASLt headers found)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     codes = dict(type=lambda s: [c for c in s.split(",") if c.strip()], metavar="CODE[,CODE...]")
     check.add_argument("--select", **codes, help="report only these codes or prefixes (default: FL, all)")
@@ -132,6 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--ruleset", action="append", metavar="FILE")
     verify.add_argument("-v", "--verbose", action="store_true", help="report each lint and build on stderr as it ends")
     _add_frontend_args(verify)
+
+    cal = sub.add_parser("calibrate", help="measure the cuBLASLt support table (FL127) on this machine's GPU")
+    cal.add_argument("--out", metavar="PATH", help="table file (.json.gz) or directory to write it to (default: "
+                                                  "$XDG_DATA_HOME/fusionlint/support, where check finds it)")
+    cal.add_argument("--joint", type=int, default=2000, metavar="N",
+                     help="check the table's model on N random configurations of the joint space (default: 2000; 0: no)")
+    cal.add_argument("--seed", type=int, default=15, help="seed of the joint check's configurations")
+    cal.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="driver processes (default: all cores but one)")
+    cal.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
     test = sub.add_parser("test-rules", help="check ruleid/ok-annotated fixture files against the rules")
     test.add_argument("paths", nargs="*", metavar="PATH", default=["fixtures"])
@@ -275,6 +287,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from exc
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from fusionlint.calibrate import run_calibrate
+
+    return run_calibrate(args)
+
+
 def cmd_test_rules(args: argparse.Namespace) -> int:
     from fusionlint.rules.loader import load_rules
     from fusionlint.rules.selftest import annotated_files, check_fixture
@@ -316,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
-                "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify}
+                "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify, "calibrate": cmd_calibrate}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit

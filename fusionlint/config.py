@@ -43,6 +43,7 @@ class FileConfig:
     std: str | None = None
     rulesets: tuple[str, ...] = ()  # absolute
     exclude: tuple[str, ...] = ()
+    support_table: str | None = None  # absolute: the measured cuBLASLt support table (FL127)
 
     @property
     def base(self) -> Path:
@@ -101,8 +102,11 @@ def from_table(path: Path, table: dict[str, Any]) -> FileConfig:
             fields["arch"] = _string(path, key, value, _ARCH)
         elif key == "std":
             fields["std"] = _string(path, key, value, _STD)
+        elif key == "support-table":
+            fields["support_table"] = _absolute(base, (_string(path, key, value),))[0]
         else:
-            known = "select, ignore, extend-select, per-file-ignores, include-dirs, defines, arch, std, rulesets, exclude"
+            known = ("select, ignore, extend-select, per-file-ignores, include-dirs, defines, arch, std, rulesets, "
+                     "exclude, support-table")
             raise ConfigError(f"{path}: {key}: unknown key (known: {known})")
     return FileConfig(path=path, **fields)
 

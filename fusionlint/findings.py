@@ -36,6 +36,7 @@ class Finding:
 INTERNAL_ERROR = "FL000"  # a file that could not be checked (unreadable, libclang failure, our bug)
 UNUSED_SUPPRESSION = "FL001"  # a `// fusionlint: ignore...` comment that matches no finding
 CUTLASS_STATIC_ASSERT = "FL300"  # a CUTLASS static_assert that fails when libclang instantiates the GEMM
+SUPPORT_TABLE = "FL127"  # a cuBLASLt configuration the measured support table says no GPU run accepted
 
 # Codes that are not YAML rules: (name, description). Selection, SARIF and the docs know them.
 BUILTIN_CODES: dict[str, tuple[str, str]] = {
@@ -48,6 +49,16 @@ BUILTIN_CODES: dict[str, tuple[str, str]] = {
                             "user's line that instantiates it, with the assertion's own message. It is CUTLASS's "
                             "own check, so nvcc would stop at the same assertion. Reported only when no "
                             "fusionlint rule already explains an error in that GEMM."),
+    SUPPORT_TABLE: ("cublaslt-unsupported-configuration",
+                    "With a measured cuBLASLt support table (written by `fusionlint calibrate` on a GPU, or "
+                    "bundled for your cuBLASLt version), each cuBLASLt configuration is checked against what "
+                    "that GPU's cuBLASLt accepted when the whole type/mode space was swept: types, compute "
+                    "and scale type, transposes, orders, batching, epilogue, bias/aux pointers and types, "
+                    "scale pointers and modes, fast accumulation, pointer mode. A value fusionlint could not "
+                    "resolve counts as any value: the finding needs every completion to be unsupported. It "
+                    "names the call and status cuBLASLt gave and the nearest supported configurations. "
+                    "Reported only when no other rule already explains an error in that GEMM; without a "
+                    "table (`-v` says so) it checks nothing."),
     UNUSED_SUPPRESSION: ("unused-suppression",
                          "A `// fusionlint: ignore...` comment that suppresses no finding, an unknown code in "
                          "one, or an ignore-begin/ignore-end without its partner. Remove or fix the comment."),

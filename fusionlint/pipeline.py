@@ -130,10 +130,11 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
         from fusionlint.rules.cached import RuleSource
 
         source = rules if isinstance(rules, RuleSource) else None
-        result.facts = extract_file(path, options, preload=source.get if source is not None else None)
+        result.facts = extract_file(path, options, preload=source.preload if source is not None else None)
         from fusionlint.rules.engine import run_rules
 
-        result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch)
+        result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch,
+                                    support=source.support() if source is not None else None)
         result.findings += [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
                                     f"part of the file not checked: {reason}")
                             for reason in result.facts.internal_errors]

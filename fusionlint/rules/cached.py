@@ -14,6 +14,7 @@ from fusionlint import cache
 from fusionlint.rules.loader import Rule, builtin_ruleset_files, load_rules
 
 _LOADED: dict[str, tuple[Rule, ...]] = {}  # content key -> rules, for this process (and its forks)
+_TABLES: dict[str, object] = {}  # support table path -> SupportTable, for this process (and its forks)
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,23 @@ class RuleSource:
     only: bool
     key: str  # digest of the rules' files (or, for files that cannot be read, of the rules)
     cache_root: str | None = None
+    support_table: str | None = None  # the measured cuBLASLt support table FL127 checks against
+
+    def preload(self) -> None:
+        """Read the rules and the support table (a single file's child does it while libclang parses)."""
+        self.get()
+        self.support()
+
+    def support(self):
+        """The support table (``fusionlint.support_table.SupportTable``), read once per process; None
+        without one."""
+        if not self.support_table:
+            return None
+        if self.support_table not in _TABLES:
+            from fusionlint.support_table import SupportTable
+
+            _TABLES[self.support_table] = SupportTable.load(self.support_table)
+        return _TABLES[self.support_table]
 
     def get(self) -> tuple[Rule, ...]:
         """The rules (read once per process; a forked child inherits what its parent read)."""
@@ -41,16 +59,25 @@ def _read(extra: tuple[str, ...], only: bool) -> tuple[Rule, ...]:
     return tuple(load_rules(list(extra), replace=only))
 
 
-def rule_source(extra: tuple[str, ...], only: bool, store: cache.Cache | None) -> RuleSource:
-    """Name the rules of ``extra`` (and the built-in rulesets unless ``only``) without reading
-    them. A ruleset file that cannot be read is read at once, so that its error comes now."""
+def rule_source(extra: tuple[str, ...], only: bool, store: cache.Cache | None,
+                support_table: str | None = None) -> RuleSource:
+    """Name the rules of ``extra`` (and the built-in rulesets unless ``only``) and the support
+    table without reading them. A ruleset file that cannot be read is read at once, so that its
+    error comes now; so is a support table that cannot be read."""
     files = [] if only else [str(f) for f in builtin_ruleset_files()]
     files += list(extra)
     hashes = [cache.file_hash(f) for f in files]
+    table_hash = None
+    if support_table:
+        table_hash = cache.file_hash(support_table)
+        if table_hash is None:
+            from fusionlint.support_table import TableError
+
+            raise TableError(f"{support_table}: cannot read the support table")
     if any(h is None for h in hashes):  # unreadable: let the loader report it
         rules = _read(extra, only)
-        key = cache.digest([dataclasses.asdict(r) for r in rules])
+        key = cache.digest([dataclasses.asdict(r) for r in rules], support_table, table_hash)
         _LOADED[key] = rules
-        return RuleSource(extra, only, key)
-    key = cache.digest("rules", cache.fusionlint_key(), only, list(zip(files, hashes)))
-    return RuleSource(extra, only, key, str(store.root) if store else None)
+        return RuleSource(extra, only, key, support_table=support_table)
+    key = cache.digest("rules", cache.fusionlint_key(), only, list(zip(files, hashes)), table_hash)
+    return RuleSource(extra, only, key, str(store.root) if store else None, support_table)

@@ -3,9 +3,8 @@ fires only when its condition is definitely true."""
 from __future__ import annotations
 
 import string
-from typing import Any
-
 from dataclasses import fields as dataclass_fields
+from typing import Any
 
 from fusionlint.cutlass_facts import CutlassGemm, Param
 from fusionlint.facts import AttrSet, Configuration, FileFacts
@@ -14,6 +13,10 @@ from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.frontend.values import Known, Loc, Unknown, Value
 from fusionlint.rules import derived
 from fusionlint.rules.loader import Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from fusionlint.support_table import SupportTable
 
 
 class _Absent:
@@ -171,7 +174,10 @@ def _finding(rule: Rule, view: dict[str, Any], at: Loc, related: tuple[Related, 
                    related=related)
 
 
-def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: ApiModel | None = None) -> list[Finding]:
+def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: ApiModel | None = None,
+              support: SupportTable | None = None) -> list[Finding]:
+    """The findings of ``rules`` on ``facts``; with a measured ``support`` table, also FL127 for
+    each cuBLASLt GEMM that no other rule found an error in."""
     model = model or load_model()
     active = [r for r in rules if r.applies_to(arch)]
     findings: list[Finding] = []
@@ -189,10 +195,13 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
                 findings.append(_finding(rule, view, s.site, related))
     heuristic_sites = {c.loc for c in facts.configurations if c.kind == "heuristic"}
     matmul_heuristics = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
+    explained: set = set()  # GEMMs (their heuristic call, else their own call) with an error finding
+    judged: list[tuple[Configuration, dict, bool]] = []
     for cfg in facts.configurations:
         view = configuration_view(cfg)
         view["arch"] = arch
         complete = all(o.complete for o in [cfg.desc, *cfg.layouts.values(), cfg.preference] if o is not None)
+        judged.append((cfg, view, complete))
         for rule in by_scope.get("configuration", []):
             # Judge each GEMM once: at its heuristic query, or at the matmul for failures that
             # cuBLASLt only reports there.
@@ -206,6 +215,10 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
                     related = (Related(cfg.desc.created_at.path, cfg.desc.created_at.line,
                                        cfg.desc.created_at.column, "matmul descriptor created here"),)
                 findings.append(_finding(rule, view, _where(rule, cfg), related))
+                if rule.severity == "error":
+                    explained.add(_gemm_key(cfg))
+    if support is not None and arch.rstrip("a") == "sm_90":
+        findings += _support_findings(support, judged, explained, heuristic_sites, matmul_heuristics)
     for g in facts.cutlass:
         view = cutlass_view(g)
         view["arch"] = arch
@@ -227,6 +240,42 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: A
     for f in findings:
         unique.setdefault((f.code, f.path, f.line, f.column), f)
     return list(unique.values())
+
+
+def _gemm_key(cfg: Configuration) -> Loc:
+    return cfg.heuristic_loc if cfg.kind == "matmul" and cfg.heuristic_loc is not None else cfg.loc
+
+
+def _support_findings(support: SupportTable, judged: list[tuple[Configuration, dict, bool]], explained: set,
+                      heuristic_sites: set, matmul_heuristics: set) -> list[Finding]:
+    """FL127 for each GEMM no rule explained, at the call cuBLASLt fails in: a heuristic failure at
+    the heuristic query, a cublasLtMatmul failure at the matmul when the file has one."""
+    from fusionlint.rules.support_check import (
+        SUPPORT_TABLE_CODE,
+        SUPPORT_TABLE_NAME,
+        check_view,
+    )
+
+    out = []
+    for cfg, view, complete in judged:
+        if _gemm_key(cfg) in explained:
+            continue
+        result = check_view(support, view, complete)
+        if result is None:
+            continue
+        verdict, message, fix = result
+        at_matmul = verdict.failure.startswith("cublasLtMatmul ->")
+        if cfg.kind == "heuristic" and at_matmul and cfg.loc in matmul_heuristics:
+            continue  # the matmul configuration reports it
+        if cfg.kind == "matmul" and not at_matmul and cfg.heuristic_loc in heuristic_sites:
+            continue  # the heuristic configuration reports it
+        related = ()
+        if cfg.desc is not None:
+            related = (Related(cfg.desc.created_at.path, cfg.desc.created_at.line, cfg.desc.created_at.column,
+                               "matmul descriptor created here"),)
+        out.append(Finding(SUPPORT_TABLE_CODE, SUPPORT_TABLE_NAME, "error", cfg.site.path, cfg.site.line,
+                           cfg.site.column, message, fix, related))
+    return out
 
 
 def _mode_note(g: CutlassGemm) -> tuple[Related, ...]:

@@ -1,0 +1,5 @@
+import sys
+
+from fusionlint.evidence.sweep.runner import main
+
+sys.exit(main())

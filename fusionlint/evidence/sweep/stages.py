@@ -1,0 +1,47 @@
+"""How the sweep covers the configuration space: exhaustive over the type fields, then, for every
+type combination cuBLASLt accepts, exhaustive over each group of fields that interact (a
+*stage*), the other fields at the base configuration. The model's claim — a configuration
+works exactly when each stage accepts its projection — is tested on random configurations
+drawn from the joint space (``joint.py``).
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from fusionlint.evidence.sweep.space import BASE, DOMAINS, OPS, needs
+
+# stage name -> the fields it sweeps besides the type fields; "epilogue needs": whether the
+# pointers an epilogue reads are set for it (when the stage does not sweep them itself)
+STAGES: list[tuple[str, list[str], bool]] = [
+    ("layout", ["transa", "transb", "order_a", "order_b", "order_c", "order_d", "batch"], True),
+    ("epilogue", ["epilogue", "transa", "transb", "order_d"], True),
+    ("epilogue_pointers", ["epilogue", "bias_pointer", "aux_pointer", "aux_ld"], False),
+    ("bias_type", ["epilogue", "bias_data_type"], True),
+    ("aux_type", ["epilogue", "aux_data_type"], True),
+    ("scales", ["a_scale_pointer", "b_scale_pointer", "c_scale_pointer", "d_scale_pointer", "amax_d_pointer",
+                "fast_accum"], True),
+    ("scale_modes", ["a_scale_mode", "b_scale_mode", "a_scale_pointer", "b_scale_pointer"], True),
+    ("pointer_mode", ["pointer_mode"], True),
+]
+assert all(set(f) <= set(DOMAINS) for _, f, _ in STAGES) and OPS
+
+
+def product(fields: list[str], domains: dict[str, list] = DOMAINS) -> Iterator[tuple]:
+    """Every value combination of ``fields`` in the table's order (the last field varies fastest)."""
+    return itertools.product(*(domains[f] for f in fields))
+
+
+def configuration(values: dict, complete_epilogue: bool = True) -> dict:
+    """A full configuration: ``values`` over the base, with the epilogue's pointers when asked."""
+    cfg = dict(BASE)
+    if complete_epilogue:
+        cfg.update(needs(str(values.get("epilogue", BASE["epilogue"]))))
+    cfg.update(values)
+    return cfg
+
+
+def stage_rows(types: dict, stage: tuple[str, list[str], bool], domains: dict[str, list] = DOMAINS) -> Iterator[dict]:
+    _, fields, complete = stage
+    for combo in product(fields, domains):
+        yield configuration({**types, **dict(zip(fields, combo))}, complete)

@@ -1,0 +1,255 @@
+"""The measured cuBLASLt support table: what one GPU's cuBLASLt accepted, swept over the discrete
+configuration space (``fusionlint calibrate``, ``fusionlint/evidence/sweep``), and the questions
+the rules ask of it.
+
+A table holds, for the product of the type fields (A/B/C/D type, compute type, scale type), the
+outcome of every combination, and for each combination that works, the outcome of every row of
+each *stage* (a group of interacting fields: transposes and orders, epilogue and its pointers,
+bias/aux data types, scales, pointer mode) with the other fields at the base configuration. A
+configuration works when its type combination works and each stage accepts its projection.
+
+Three-valued: a field may be a set of candidates (an unknown value: its whole domain); a
+configuration is *unsupported* only when no completion is supported.
+
+Standard library only: the sweep runs this on GPU machines to check the model it builds.
+"""
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from fusionlint.errors import InputError
+
+FORMAT = "fusionlint-cublaslt-support/1"
+ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # status index -> row character
+OK = "ok"
+NOT_SET_VALUE = "unset"  # an attribute that is not written (its default applies)
+MAX_COMPLETIONS = 4096  # per stage; a larger unknown product is not enumerated (treated as satisfiable)
+
+LABELS = {
+    "a_type": "A type", "b_type": "B type", "c_type": "C type", "d_type": "D type",
+    "compute_type": "compute type", "scale_type": "scale type", "transa": "TRANSA", "transb": "TRANSB",
+    "order_a": "A order", "order_b": "B order", "order_c": "C order", "order_d": "D order", "batch": "batch count",
+    "epilogue": "epilogue", "bias_pointer": "BIAS_POINTER", "bias_data_type": "BIAS_DATA_TYPE",
+    "aux_pointer": "EPILOGUE_AUX_POINTER", "aux_ld": "EPILOGUE_AUX_LD", "aux_data_type": "EPILOGUE_AUX_DATA_TYPE",
+    "a_scale_pointer": "A_SCALE_POINTER", "b_scale_pointer": "B_SCALE_POINTER", "c_scale_pointer": "C_SCALE_POINTER",
+    "d_scale_pointer": "D_SCALE_POINTER", "amax_d_pointer": "AMAX_D_POINTER", "a_scale_mode": "A_SCALE_MODE",
+    "b_scale_mode": "B_SCALE_MODE", "fast_accum": "FAST_ACCUM", "pointer_mode": "POINTER_MODE",
+}
+
+
+class TableError(InputError):
+    """A support table that cannot be read (one line: exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    fields: tuple[str, ...]
+    complete_epilogue: bool
+    rows: dict[int, str]  # type-combination index -> one status character per row of the product
+
+
+@dataclass
+class Verdict:
+    supported: bool | None  # None: the configuration lies outside the measured space
+    failure: str = ""  # the failing call and status cuBLASLt gave (when unsupported)
+    stage: str = ""  # "types" or the stage that rejects it
+
+
+class SupportTable:
+    def __init__(self, data: dict, origin: str = ""):
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise TableError(f"{origin or 'support table'}: not a {FORMAT} table")
+        try:
+            self.origin = origin
+            self.meta: dict = data.get("machine", {})
+            self.cublaslt_version: int = int(data.get("cublaslt_version", 0))
+            self.fields: dict[str, list] = {k: list(v) for k, v in data["fields"].items()}
+            self.base: dict = dict(data["base"])
+            self.statuses: list[str] = list(data["statuses"])
+            self.type_fields: tuple[str, ...] = tuple(data["types"]["fields"])
+            self.type_rows: str = data["types"]["rows"]
+            self.stages = [Stage(s["name"], tuple(s["fields"]), bool(s["complete_epilogue"]),
+                                 {int(k): v for k, v in s["rows"].items()}) for s in data["stages"]]
+            self.needs: dict[str, dict] = {k: dict(v) for k, v in data.get("needs", {}).items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TableError(f"{origin or 'support table'}: malformed ({type(exc).__name__}: {exc})") from None
+        self._index = {f: {v: i for i, v in enumerate(dom)} for f, dom in self.fields.items()}
+        self._ok_char = ALPHABET[self.statuses.index(OK)]
+        radix = [len(self.fields[f]) for f in self.type_fields]
+        self._type_radix = radix
+        if len(self.type_rows) != _prod(radix):
+            raise TableError(f"{origin or 'support table'}: type rows do not cover the type fields")
+        self._ok_types = _positions(self.type_rows, self._ok_char)
+
+    # ---- loading -----------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path) -> SupportTable:
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+            if raw[:2] == b"\x1f\x8b":
+                raw = gzip.decompress(raw)
+            data = json.loads(raw)
+        except (OSError, ValueError, EOFError) as exc:
+            raise TableError(f"{p}: cannot read support table: {exc}") from None
+        return cls(data, str(p))
+
+    @property
+    def description(self) -> str:
+        gpu = self.meta.get("gpu") or "unknown GPU"
+        return f"cuBLASLt {version_text(self.cublaslt_version)} on {gpu} (measured)"
+
+    # ---- questions ---------------------------------------------------------------------------
+    def candidates(self, known: dict) -> dict[str, list[int]] | None:
+        """Index sets per field from ``{field: value | None}`` (None: unknown, every value); None
+        when a value lies outside the measured domain."""
+        out: dict[str, list[int]] = {}
+        for f, dom in self.fields.items():
+            v = known.get(f, self.base.get(f)) if f in known or f in self.base else None
+            if v is None:
+                out[f] = list(range(len(dom)))
+            elif isinstance(v, (list, tuple, set, frozenset)):
+                idx = [self._index[f][x] for x in v if _hashable(x) and x in self._index[f]]
+                if not idx:
+                    return None
+                out[f] = sorted(set(idx))
+            else:
+                i = self._index[f].get(v) if _hashable(v) else None
+                if i is None:
+                    return None
+                out[f] = [i]
+        return out
+
+    def check(self, cands: dict[str, list[int]]) -> Verdict:
+        """Is some completion of the candidate sets supported? The failure named is that of the
+        first type combination tried (of the only one, when the types are known)."""
+        types = self._type_candidates(cands)
+        if not any(True for _ in itertools.islice(types, 1)):
+            return Verdict(False, self._type_failure(cands), "types")
+        first: Verdict | None = None
+        for t in self._type_candidates(cands):
+            failed = self._stage_failure(t, cands)
+            if failed is None:
+                return Verdict(True)
+            first = first or failed
+        assert first is not None
+        return first
+
+    def verdict(self, config: dict) -> Verdict:
+        """The table's verdict on one configuration (a value per field, missing fields at the base)."""
+        cands = self.candidates(config)
+        return Verdict(None) if cands is None else self.check(cands)
+
+    def nearest(self, cands: dict[str, list[int]], fields: list[str] | None = None,
+                limit: int = 4) -> list[tuple[str, list]]:
+        """The fewest-field changes that make the configuration supported: ``[(field, [values])]``
+        for single-field changes; else pairs as ``("f1+f2", [(v1, v2), ...])``."""
+        fields = fields or [f for f in self.fields if len(cands[f]) == 1]
+        single: list[tuple[str, list]] = []
+        for f in fields:
+            ok = [self.fields[f][i] for i in range(len(self.fields[f]))
+                  if [i] != cands[f] and self.check({**cands, f: [i]}).supported]
+            if ok:
+                single.append((f, ok))
+        if single:
+            return single[:limit]
+        pairs: list[tuple[str, list]] = []
+        for f, g in itertools.combinations([f for f in fields if f in self.type_fields], 2):
+            ok = [(self.fields[f][i], self.fields[g][j]) for i in range(len(self.fields[f]))
+                  for j in range(len(self.fields[g]))
+                  if self.check({**cands, f: [i], g: [j]}).supported]
+            if ok:
+                pairs.append((f"{f}+{g}", ok[:6]))
+        return pairs[:limit]
+
+    # ---- internals ---------------------------------------------------------------------------
+    def _type_index(self, combo: tuple[int, ...]) -> int:
+        i = 0
+        for r, c in zip(self._type_radix, combo):
+            i = i * r + c
+        return i
+
+    def _type_candidates(self, cands: dict[str, list[int]]):
+        """Supported type-combination indexes consistent with the candidates."""
+        sets = [set(cands[f]) for f in self.type_fields]
+        for t in self._ok_types:
+            combo = _digits(t, self._type_radix)
+            if all(c in s for c, s in zip(combo, sets)):
+                yield t
+
+    def _type_failure(self, cands: dict[str, list[int]]) -> str:
+        """The status of the type combination; with unknown types, the one status every possible
+        combination got (of the first 4096), else a summary."""
+        combos = itertools.islice(itertools.product(*(cands[f] for f in self.type_fields)), MAX_COMPLETIONS)
+        seen = {self.type_rows[self._type_index(c)] for c in combos}
+        if len(seen) == 1:
+            return self._status(seen.pop())
+        return "every possible type combination rejected (" + "; ".join(sorted(self._status(c) for c in seen)) + ")"
+
+    def _stage_failure(self, t: int, cands: dict[str, list[int]]) -> Verdict | None:
+        for stage in self.stages:
+            rows = stage.rows.get(t)
+            if rows is None:
+                continue
+            sets = [cands[f] for f in stage.fields]
+            if _prod(len(s) for s in sets) > MAX_COMPLETIONS:
+                continue
+            radix = [len(self.fields[f]) for f in stage.fields]
+            seen = None
+            for combo in itertools.product(*sets):
+                i = 0
+                for r, c in zip(radix, combo):
+                    i = i * r + c
+                ch = rows[i]
+                if ch == self._ok_char:
+                    break
+                seen = seen or ch
+            else:
+                return Verdict(False, self._status(seen) if seen else "", stage.name)
+        return None
+
+    def _status(self, ch: str) -> str:
+        return self.statuses[ALPHABET.index(ch)]
+
+
+def _positions(text: str, ch: str) -> list[int]:
+    out, i = [], text.find(ch)
+    while i >= 0:
+        out.append(i)
+        i = text.find(ch, i + 1)
+    return out
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _digits(i: int, radix: list[int]) -> tuple[int, ...]:
+    out = []
+    for r in reversed(radix):
+        i, d = divmod(i, r)
+        out.append(d)
+    return tuple(reversed(out))
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def version_text(v: int) -> str:
+    """cuBLASLt's version number (cublasLtGetVersion: major*10000 + minor*100 + patch) as 13.1.0."""
+    if v <= 0:
+        return "unknown version"
+    return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
