@@ -63,7 +63,7 @@ class Verdict:
 class SupportTable:
     def __init__(self, data: dict, origin: str = ""):
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise TableError(f"{origin or 'support table'}: not a {FORMAT} table")
+            raise TableError(f"{origin or 'support table'}: not a cuBLASLt support table (format {FORMAT})")
         try:
             self.origin = origin
             self.meta: dict = data.get("machine", {})
