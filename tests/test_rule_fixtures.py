@@ -120,3 +120,19 @@ def test_test_rules_command(tmp_path: Path, capsys) -> None:
     assert main(["test-rules", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "missed: expected FL100 here" in out and "1 passed, 1 failed" in out
+
+
+@pytest.mark.parametrize("compute, flagged", [("CUBLAS_COMPUTE_32F_FAST_16F", False), ("CUBLAS_COMPUTE_32F_FAST_TF32", False),
+                                              ("CUBLAS_COMPUTE_32F_FAST_16BF", False), ("CUBLAS_COMPUTE_64F", True),
+                                              ("CUBLAS_COMPUTE_32F_PEDANTIC", True)])
+def test_fl104_flags_only_rejected_fp8_compute_types(tmp_path: Path, compute: str, flagged: bool) -> None:
+    """Issue 15: FL104 flagged FP8 with CUBLAS_COMPUTE_32F_FAST_16F, which cuBLASLt 13.1 accepts on the
+    H200. The passing FL104 fixture with only its compute type changed."""
+    text = (FIXTURES / "cublaslt" / "rules" / "FL104_fp8_compute_32f_ok.cpp").read_text()
+    assert "CUBLAS_COMPUTE_32F, CUDA_R_32F" in text
+    src = tmp_path / "fl104.cpp"
+    src.write_text(text.replace("CUBLAS_COMPUTE_32F, CUDA_R_32F", f"{compute}, CUDA_R_32F")
+                   .replace('"../probe.h"', '"probe.h"'))
+    shutil.copy(ROOT / "fusionlint" / "evidence" / "include" / "fusionlint_probe.h", tmp_path / "probe.h")
+    codes = [f.code for f in check_file(src, load_rules(), ParseOptions()).findings]
+    assert ("FL104" in codes) == flagged, codes
