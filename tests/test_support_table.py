@@ -306,3 +306,30 @@ def test_calibrate_without_a_gpu_is_one_line(tmp_path: Path) -> None:
     assert r.stdout == ""
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("fusionlint: error: calibrate needs an NVIDIA GPU")
+
+
+# ---- the rules held against a table (tools/rules_vs_table.py) --------------------------------------
+
+def _rules_vs_table():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rules_vs_table", ROOT / "tools" / "rules_vs_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rules_vs_table_lists_rules_that_flag_what_the_table_accepts(toy_table: Path) -> None:
+    """The toy library accepts FAST_ACCUM on FP16 (the real one does not: FL107's evidence); the
+    tool must name FL107 with such a configuration, and must not name FL105 (the toy's type
+    combinations all pair compute and scale type as cuBLASLt's table does)."""
+    from fusionlint.rules.loader import load_rules
+
+    tool = _rules_vs_table()
+    table = SupportTable.load(toy_table)
+    found = tool.contradictions(table, load_rules())
+    assert "FL107" in found and any(cfg["fast_accum"] == 1 for _, cfg in found["FL107"])
+    assert "FL105" not in found and "FL102" not in found
+    missed = tool.gaps(table, load_rules())
+    assert missed["epilogue"] > 0  # GELU with a transposed B: only FL127 knows
+    assert tool.main([str(toy_table)]) == 1
