@@ -85,11 +85,19 @@ class SupportTable:
         if len(self.type_rows) != _prod(radix):
             raise TableError(f"{origin or 'support table'}: type rows do not cover the type fields")
         self._ok_types = _positions(self.type_rows, self._ok_char)
+        self._ok_digits = [_digits(t, radix) for t in self._ok_types]
 
     # ---- loading -----------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: str | Path) -> SupportTable:
+    def load(cls, path: str | Path, plain_copy: Path | None = None) -> SupportTable:
+        """Read a table (gzip-compressed or plain JSON). ``plain_copy``: a file to read instead
+        when it exists (the decompressed JSON the cache keeps, ~2x faster) and to write otherwise."""
         p = Path(path)
+        if plain_copy is not None:
+            try:
+                return cls(json.loads(plain_copy.read_bytes()), str(p))
+            except (OSError, ValueError, TableError):
+                pass
         try:
             raw = p.read_bytes()
             if raw[:2] == b"\x1f\x8b":
@@ -97,7 +105,12 @@ class SupportTable:
             data = json.loads(raw)
         except (OSError, ValueError, EOFError) as exc:
             raise TableError(f"{p}: cannot read support table: {exc}") from None
-        return cls(data, str(p))
+        table = cls(data, str(p))
+        if plain_copy is not None:
+            from fusionlint.cache import write_atomic
+
+            write_atomic(plain_copy, raw)
+        return table
 
     @property
     def description(self) -> str:
@@ -148,23 +161,36 @@ class SupportTable:
     def nearest(self, cands: dict[str, list[int]], fields: list[str] | None = None,
                 limit: int = 4) -> list[tuple[str, list]]:
         """The fewest-field changes that make the configuration supported: ``[(field, [values])]``
-        for single-field changes; else pairs as ``("f1+f2", [(v1, v2), ...])``."""
+        for single-field changes; else pairs of type fields as ``("f1+f2", [(v1, v2), ...])``.
+        ``fields``: the fields that may change (default: those with one candidate)."""
         fields = fields or [f for f in self.fields if len(cands[f]) == 1]
-        single: list[tuple[str, list]] = []
+        changes: dict[tuple[str, ...], list] = {}
+        # type fields: the accepted type combinations that differ in one or two of them
+        movable = [i for i, f in enumerate(self.type_fields) if f in fields]
+        sets = [set(cands[f]) for f in self.type_fields]
+        for t, digits in zip(self._ok_types, self._ok_digits):
+            off = [i for i, d in enumerate(digits) if d not in sets[i]]
+            if not 1 <= len(off) <= 2 or any(i not in movable for i in off):
+                continue
+            if self._stage_failure(t, cands) is not None:
+                continue
+            key = tuple(self.type_fields[i] for i in off)
+            value = tuple(self.fields[self.type_fields[i]][digits[i]] for i in off)
+            if value not in changes.setdefault(key, []):
+                changes[key].append(value)
+        # the other fields, one at a time
         for f in fields:
+            if f in self.type_fields:
+                continue
             ok = [self.fields[f][i] for i in range(len(self.fields[f]))
                   if [i] != cands[f] and self.check({**cands, f: [i]}).supported]
             if ok:
-                single.append((f, ok))
+                changes[(f,)] = [(v,) for v in ok]
+        single = [(k[0], [v[0] for v in vals]) for k, vals in changes.items() if len(k) == 1]
         if single:
-            return single[:limit]
-        pairs: list[tuple[str, list]] = []
-        for f, g in itertools.combinations([f for f in fields if f in self.type_fields], 2):
-            ok = [(self.fields[f][i], self.fields[g][j]) for i in range(len(self.fields[f]))
-                  for j in range(len(self.fields[g]))
-                  if self.check({**cands, f: [i], g: [j]}).supported]
-            if ok:
-                pairs.append((f"{f}+{g}", ok[:6]))
+            order = {f: i for i, f in enumerate(self.fields)}
+            return sorted(single, key=lambda kv: order[kv[0]])[:limit]
+        pairs = [("+".join(k), vals[:6]) for k, vals in changes.items() if len(k) == 2]
         return pairs[:limit]
 
     # ---- internals ---------------------------------------------------------------------------
@@ -176,9 +202,14 @@ class SupportTable:
 
     def _type_candidates(self, cands: dict[str, list[int]]):
         """Supported type-combination indexes consistent with the candidates."""
-        sets = [set(cands[f]) for f in self.type_fields]
-        for t in self._ok_types:
-            combo = _digits(t, self._type_radix)
+        sets = [cands[f] for f in self.type_fields]
+        if all(len(x) == 1 for x in sets):  # known types: one look-up
+            t = self._type_index(tuple(x[0] for x in sets))
+            if self.type_rows[t] == self._ok_char:
+                yield t
+            return
+        sets = [set(x) for x in sets]
+        for t, combo in zip(self._ok_types, self._ok_digits):
             if all(c in s for c, s in zip(combo, sets)):
                 yield t
 

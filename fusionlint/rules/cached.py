@@ -38,7 +38,11 @@ class RuleSource:
         if self.support_table not in _TABLES:
             from fusionlint.support_table import SupportTable
 
-            _TABLES[self.support_table] = SupportTable.load(self.support_table)
+            copy = None
+            if self.cache_root:  # the decompressed JSON, named by the table's bytes
+                h = cache.file_hash(self.support_table)
+                copy = Path(self.cache_root) / cache.FORMAT / "support" / f"{h}.json" if h else None
+            _TABLES[self.support_table] = SupportTable.load(self.support_table, copy)
         return _TABLES[self.support_table]
 
     def get(self) -> tuple[Rule, ...]:
