@@ -29,7 +29,7 @@ DIM = 64
 def view_of(config: dict) -> dict:
     """The fact view (rules/engine.py configuration_view) of a program that sets exactly ``config``
     with square 64 x 64 x 64 operands, as the sweep driver does."""
-    from fusionlint.rules.engine import RUNTIME
+    from fusionlint.rules.markers import RUNTIME
 
     desc = {"COMPUTE_TYPE": config["compute_type"], "SCALE_TYPE": config["scale_type"], "TRANSA": config["transa"],
             "TRANSB": config["transb"], "TRANSC": "CUBLAS_OP_N", "EPILOGUE": config["epilogue"],
