@@ -14,8 +14,16 @@ descriptor-only configurations; CUTLASS 3.x and 2.x GEMMs) it
    status, a CUDA error or a wrong D: the failures the rules' ``evidence.observed`` records), a
    clean one must work (every status a success, D equal to the host reference).
 
-Exit status: 0 every verified configuration agrees, 1 some disagree, 2 no GPU / toolchain /
-library here (one line naming what is missing) or a usage error.
+Each configuration gets one verdict (:data:`VERDICTS`): ``agree``; ``agree with stand-ins`` (the
+probe agrees, but only with stand-ins for values the front end could not resolve: no verdict on the
+source's own values); ``numerics not checked`` (the probe works but D has no host reference for its
+epilogue, so a failure the lint expects, or a wrong D, could not be seen); ``disagree``; ``not
+verified`` (no probe, or past a time limit).
+
+Exit status: 0 every verified configuration agrees (without stand-ins, D checked), 1 some
+disagree, 2 no GPU / toolchain / library here (one line naming what is missing) or a usage error,
+3 none disagrees but some agree only with stand-ins or have D not checked. Configurations not
+verified do not change the status.
 """
 from __future__ import annotations
 
@@ -38,6 +46,10 @@ from fusionlint.evidence import harness
 CUDA_ROOTS = ("/usr/local/cuda",)  # looked at after PATH and $CUDA_HOME/$CUDA_PATH/$CUDA_ROOT
 NOT_JUDGED = {"FL000", "FL001"}
 _CODE = re.compile(r"^(FL\d{3})$")
+AGREE, AGREE_STAND_INS, NUMERICS_NOT_CHECKED, DISAGREE, NOT_VERIFIED = (
+    "agree", "agree with stand-ins", "numerics not checked", "disagree", "not verified")
+VERDICTS = (AGREE, AGREE_STAND_INS, NUMERICS_NOT_CHECKED, DISAGREE, NOT_VERIFIED)  # in the summary's order
+EXIT_AGREE, EXIT_DISAGREE, EXIT_PARTIAL = 0, 1, 3  # (2: this machine cannot verify, a usage error)
 
 
 class Missing(Exception):
@@ -149,8 +161,10 @@ class Unit:
     expected: str = ""  # fails | works
     expected_kinds: list[str] = field(default_factory=list)
     verdict_from: str = "source"  # source | probe (stand-ins changed the findings)
-    agree: bool | None = None
+    agree: bool | None = None  # the outcome is what the lint expects (None: no outcome, or D not checked)
     kind_agrees: bool | None = None
+    verdict: str = ""  # one of VERDICTS
+    stand_ins: list[str] = field(default_factory=list)  # what the substitutions stand in for (their subjects)
 
     @property
     def codes(self) -> list[str]:
@@ -292,16 +306,56 @@ def recorded_kinds(rules) -> dict[str, list[str]]:
     return out
 
 
+def stand_in_subjects(substitutions: list[str]) -> list[str]:
+    """What the stand-ins replace: ``problem size: not literal ..., using 768x512x256`` -> ``problem size``."""
+    return list(dict.fromkeys(s.split(":", 1)[0].strip() for s in substitutions))
+
+
 def judge(unit: Unit, kinds: dict[str, list[str]]) -> None:
     codes = unit.codes
     unit.expected = "fails" if codes else "works"
     unit.expected_kinds = sorted({k for c in codes for k in kinds.get(c, ["failure"])})
+    unit.stand_ins = stand_in_subjects(unit.substitutions)
+    unit.agree = unit.kind_agrees = None
     if unit.outcome is None or unit.observed_kind == "timeout":
-        return  # not verified (a time limit is no verdict)
+        unit.verdict = NOT_VERIFIED  # (a time limit is no verdict)
+        return
     works = unit.observed_kind == "works"
+    if works and unit.outcome.get("numerics_skipped") and (
+            unit.expected == "works" or {"numerics", "failure"} & set(unit.expected_kinds)):
+        # Every status succeeded, but D has no host reference: neither agreement on the numerics nor a
+        # disagreement. (A lint that expects only failing statuses is still contradicted by the run.)
+        unit.verdict = NUMERICS_NOT_CHECKED
+        return
     unit.agree = works == (unit.expected == "works")
     unit.kind_agrees = unit.agree and (works or unit.observed_kind in unit.expected_kinds
                                        or "failure" in unit.expected_kinds)
+    if not unit.agree:
+        unit.verdict = DISAGREE
+    else:
+        unit.verdict = AGREE_STAND_INS if unit.stand_ins else AGREE
+
+
+def exit_status(units: list[Unit]) -> int:
+    """0 every verified configuration agrees (no stand-ins, D checked); 1 some disagree; 3 none
+    disagrees, but some agree only with stand-ins or have D not checked. Not verified: no effect."""
+    verdicts = {u.verdict for u in units}
+    if DISAGREE in verdicts:
+        return EXIT_DISAGREE
+    if verdicts & {AGREE_STAND_INS, NUMERICS_NOT_CHECKED}:
+        return EXIT_PARTIAL
+    return EXIT_AGREE
+
+
+def summary_counts(units: list[Unit]) -> dict[str, int]:
+    counts = {"configurations": len(units)}
+    counts.update({v.replace(" ", "_").replace("-", "_"): sum(u.verdict == v for u in units) for v in VERDICTS})
+    return counts
+
+
+def summary_line(units: list[Unit]) -> str:
+    return f"{len(units)} configurations: " + ", ".join(f"{sum(u.verdict == v for u in units)} {v}"
+                                                        for v in VERDICTS)
 
 
 # ---- the command -----------------------------------------------------------------------------------
@@ -320,11 +374,21 @@ def _report_unit(u: Unit) -> list[str]:
     if u.not_generated:
         lines.append(f"    observed: not verified: no probe ({u.not_generated})")
         return lines
-    if u.agree is None:
+    if u.verdict == NOT_VERIFIED or not u.verdict:
         lines.append(f"    observed: not verified: {u.observed or 'no result'}")
         return lines
     lines.append(f"    observed: {u.observed}")
-    verdict = "yes" if u.agree else "NO"
+    if u.verdict == NUMERICS_NOT_CHECKED:
+        why = ("every status and the CUDA error state as expected; D has no host reference" if u.expected == "works"
+               else "every status succeeded; the failure the lint expects could be in D, which has no host reference")
+        lines.append(f"    agree:    numerics not checked ({why})")
+        return lines
+    if u.verdict == AGREE_STAND_INS:
+        verdict = f"agrees with stand-ins: {', '.join(u.stand_ins)}"
+    elif u.verdict == AGREE:
+        verdict = "yes"
+    else:
+        verdict = "NO" + (f" (with stand-ins: {', '.join(u.stand_ins)})" if u.stand_ins else "")
     if u.agree and u.expected == "fails" and not u.kind_agrees:
         verdict += f" (it failed, but not as recorded: {u.observed_kind})"
     lines.append(f"    agree:    {verdict}")
@@ -509,21 +573,17 @@ def run_verify(args, files: list[Path]) -> int:
         lines += _report_unit(u)
     for n in notes:
         lines.append(f"note: {n}")
-    verified = [u for u in units if u.agree is not None]
-    disagree = [u for u in verified if not u.agree]
-    summary = (f"{len(units)} configurations: {len(verified) - len(disagree)} agree, {len(disagree)} disagree, "
-               f"{len(units) - len(verified)} not verified")
+    summary = summary_line(units)
     machine = ", ".join(f"{k} {info[k]}" for k in ("gpu", "compute_capability", "cublaslt_version", "nvcc")
                         if info.get(k))
     lines.append(f"machine: {machine or gpu}")
     lines.append(summary)
     print("\n".join(lines))
     if args.json:
-        record = {"machine": info, "summary": {"configurations": len(units), "agree": len(verified) - len(disagree),
-                                               "disagree": len(disagree), "not_verified": len(units) - len(verified)},
+        record = {"machine": info, "summary": summary_counts(units),
                   "configurations": [_unit_record(u) for u in units], "notes": notes}
         Path(args.json).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return 1 if disagree else 0
+    return exit_status(units)
 
 
 def _unit_record(u: Unit) -> dict:

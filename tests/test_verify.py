@@ -269,14 +269,33 @@ chmod +x "$out"
 """
 
 
-def fake_machine(tmp_path: Path, monkeypatch, gpu: str = "NVIDIA H200, 9.0") -> None:
-    """A compiler whose programs all 'work', and a GPU; no cuBLAS needed."""
+# A compiler whose programs play a probe's device run: every status a success, and for D what the
+# H200 shows. A probe that ends in probe_verify_skipped("<why>") prints its numerics-skipped line; one
+# that checks the D of a gradient epilogue (DRELU / DGELU) against the plain GEMM finds it wrong (D is
+# the gradient, not the GEMM: what an unmodelled epilogue looked like before issue 15); any other D
+# matches the host reference.
+DEVICE_NVCC = r"""
+out=""; src=""; prev=""
+for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; [ "$prev" = "cu" ] && src="$a"; prev="$a"; done
+why=$(sed -n 's/.*probe_verify_skipped("\(.*\)");.*/\1/p' "$src")
+if [ -n "$why" ]; then numerics="EVIDENCE numerics skipped $why"
+elif grep -q "CUBLASLT_EPILOGUE_D[RG]ELU" "$src"; then numerics="EVIDENCE numerics mismatch max_abs_err=3.5"
+else numerics="EVIDENCE numerics ok max_abs_err=0"; fi
+printf '#!/bin/sh\necho "EVIDENCE cublasLtMatmul(x) CUBLAS_STATUS_SUCCESS"\necho "EVIDENCE cuda cudaSuccess"\necho "%s"\n' \
+  "$numerics" > "$out"
+chmod +x "$out"
+"""
+
+
+def fake_machine(tmp_path: Path, monkeypatch, gpu: str = "NVIDIA H200, 9.0", nvcc: str = FAKE_NVCC) -> None:
+    """A compiler whose programs all 'work' (or play `nvcc`), and a GPU; no cuBLAS or CUTLASS needed."""
     bin_dir = tmp_path / "fakebin"
     bin_dir.mkdir()
-    _script(bin_dir / "nvcc", FAKE_NVCC)
+    _script(bin_dir / "nvcc", nvcc)
     _script(bin_dir / "nvidia-smi", f"echo '{gpu}'")
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setattr(verify, "find_cublas", lambda extra: ([], [], []))
+    monkeypatch.setattr(verify, "find_cutlass", lambda include_dirs: [])
 
 
 def _tree(root: Path) -> set[str]:
@@ -295,16 +314,18 @@ def test_verify_reports_agreement_and_writes_nothing_without_keep(tmp_path: Path
     # the clean configuration works on the 'device': agreement, exit 0
     assert main(["verify", "rules/FL117_transc_n_ok.cpp", "-j", "1", "--no-system-headers"]) == 0
     out = capsys.readouterr().out
-    assert "lint:     clean -> expected to work" in out and "agree:    yes" in out
-    assert "1 configurations: 1 agree, 0 disagree, 0 not verified" in out
+    assert "lint:     clean -> expected to work" in out and "agree:    yes" in out and "stand-in:" not in out
+    assert "1 configurations: 1 agree, 0 agree with stand-ins, 0 numerics not checked, 0 disagree, 0 not verified" in out
     # the failing one also 'works' here: the lint's claim is not proved, exit 1
     assert main(["verify", "rules", "-j", "1", "--no-system-headers", "--json", str(tmp_path / "v.json")]) == 1
     out = capsys.readouterr().out
     assert "error FL117 -> expected to fail (status)" in out and "agree:    NO" in out
-    assert "2 configurations: 1 agree, 1 disagree, 0 not verified" in out
+    assert "2 configurations: 1 agree, 0 agree with stand-ins, 0 numerics not checked, 1 disagree, 0 not verified" in out
     record = json.loads((tmp_path / "v.json").read_text())
-    assert record["summary"] == {"configurations": 2, "agree": 1, "disagree": 1, "not_verified": 0}
+    assert record["summary"] == {"configurations": 2, "agree": 1, "agree_with_stand_ins": 0, "numerics_not_checked": 0,
+                                 "disagree": 1, "not_verified": 0}
     assert [c["codes"] for c in record["configurations"]] == [[], ["FL117"]]
+    assert [c["verdict"] for c in record["configurations"]] == ["agree", "disagree"]
     assert _tree(user) == before  # nothing written into the user's tree
     # --config N picks one; --keep DIR keeps the probes and executables
     keep = tmp_path / "kept"
@@ -317,9 +338,170 @@ def test_verify_reports_agreement_and_writes_nothing_without_keep(tmp_path: Path
     assert main(["verify", "rules", "-j", "1", "--no-system-headers", "--time-limit", "1"]) == 0
     out = capsys.readouterr().out
     assert "observed: not verified: not built: the run's time limit" in out
-    assert "2 configurations: 0 agree, 0 disagree, 2 not verified" in out
+    assert "2 configurations: 0 agree, 0 agree with stand-ins, 0 numerics not checked, 0 disagree, 2 not verified" in out
     assert main(["verify", "rules", "-j", "1", "--no-system-headers", "--config", "7"]) == 2
     assert "--config 7: there are 2 configurations" in capsys.readouterr().err
+
+
+def _epilogue_program(root: Path, epilogue: str) -> Path:
+    """FL117_transc_n_ok.cpp (a clean BF16 TN GEMM) with ``epilogue`` and its aux input (and, for a
+    _BGRAD form, the bias-gradient output) set: lint-clean, and cuBLASLt computes D correctly."""
+    text = (RULES / "FL117_transc_n_ok.cpp").read_text()
+    transc = ("  const int32_t transc = CUBLAS_OP_N;\n  // ok: FL117\n"
+              "  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSC, &transc, sizeof(transc)));\n")
+    assert transc in text
+    setup = (f"  const uint32_t epilogue = CUBLASLT_EPILOGUE_{epilogue};\n"
+             "  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));\n"
+             "  void *aux = probe_workspace(1 << 20);\n"
+             "  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));\n"
+             "  const int64_t aux_ld = 128;\n"
+             "  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof(aux_ld)));\n")
+    if epilogue.endswith("_BGRAD"):
+        setup += ("  void *bias_grad = probe_workspace(1 << 12);\n"
+                  "  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_grad, "
+                  "sizeof(bias_grad)));\n")
+    path = root / "rules" / f"{epilogue.lower()}_ok.cpp"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.replace(transc, setup))
+    return path
+
+
+@pytest.mark.parametrize("epilogue", ["DGELU", "DRELU_BGRAD", "DRELU", "DGELU_BGRAD"])
+def test_gradient_epilogue_probe_skips_d(epilogue: str, tmp_path: Path) -> None:
+    """The host reference has no model of a gradient epilogue's D (it depends on the aux input): the probe
+    checks every status and the CUDA error state, then says D is not checked, instead of comparing D with
+    the plain GEMM."""
+    shutil.copy(probegen.probe_header(), tmp_path / "probe.h")
+    (unit,) = units_of(_epilogue_program(tmp_path, epilogue))
+    assert unit.codes == [] and unit.substitutions == []
+    src = unit.probe_source
+    why = (f"no host reference for CUBLASLT_EPILOGUE_{epilogue}: a gradient epilogue, its D depends on the "
+           "EPILOGUE_AUX input of the forward pass")
+    assert f'probe_verify_skipped("{why}");' in src and f"// numerics: not checked ({why})" in src
+    assert "probe_verify(check)" not in src and "ProbeCheck" not in src
+    assert src.index("PROBE(cublasLtMatmul(lt,") < src.index("probe_verify_skipped(")
+    header = probegen.probe_header().read_text()
+    assert "static void probe_verify_skipped(const char *why)" in header
+    assert 'std::printf("EVIDENCE numerics skipped %s\\n", why);' in header
+    # the probe's own lint has the source's (clean) verdict
+    out = tmp_path / "relint"
+    out.mkdir()
+    assert relint(unit, out, STAND_INS).findings == []
+
+
+@pytest.mark.parametrize("epilogue, bias, activation", [
+    ("BGRADA", False, None), ("BGRADB", False, None), ("GELU_AUX", False, "PROBE_GELU"),
+    ("RELU_AUX_BIAS", True, "PROBE_RELU"), ("GELU_AUX_BIAS", True, "PROBE_GELU")])
+def test_modelled_epilogues_keep_the_d_check(epilogue: str, bias: bool, activation: str | None,
+                                             tmp_path: Path) -> None:
+    """BGRADA / BGRADB leave D the plain GEMM (the bias gradient goes to BIAS_POINTER); the *_AUX forms
+    write their extra output to the aux buffer of its own: D is checked, with the bias and activation
+    the epilogue applies."""
+    shutil.copy(probegen.probe_header(), tmp_path / "probe.h")
+    (unit,) = units_of(_epilogue_program(tmp_path, epilogue))
+    src = unit.probe_source
+    assert "probe_verify(check);" in src and "probe_verify_skipped" not in src
+    assert ("check.bias = &bias_values;" in src) == bias
+    assert (f"check.activation = {activation};" in src) if activation else "check.activation" not in src
+    assert "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)" in src  # its own buffer, not D's
+
+
+def test_verify_reports_numerics_not_checked(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A DGELU and a DRELU_BGRAD configuration that cuBLASLt computes correctly: 'numerics not checked'
+    in the text and the JSON, counted apart, exit 3: neither agreement on D nor 'D is wrong'."""
+    fake_machine(tmp_path, monkeypatch, nvcc=DEVICE_NVCC)
+    user = tmp_path / "user"
+    user.mkdir()
+    shutil.copy(probegen.probe_header(), user / "probe.h")
+    for epilogue in ("DGELU", "DRELU_BGRAD"):
+        _epilogue_program(user, epilogue)
+    shutil.copy(RULES / "FL117_transc_n_ok.cpp", user / "rules" / "FL117_transc_n_ok.cpp")
+    monkeypatch.chdir(user)
+    assert main(["verify", "rules", "-j", "1", "--no-system-headers", "--json", str(tmp_path / "v.json")]) == 3
+    out = capsys.readouterr().out
+    assert "D is wrong" not in out and "agree:    NO" not in out
+    assert out.count("observed: works (D not checked: no host reference for CUBLASLT_EPILOGUE_D") == 2
+    assert out.count("agree:    numerics not checked (every status and the CUDA error state as expected; "
+                     "D has no host reference)") == 2
+    assert out.count("agree:    yes") == 1  # FL117_transc_n_ok: D checked and right
+    assert "3 configurations: 1 agree, 0 agree with stand-ins, 2 numerics not checked, 0 disagree, 0 not verified" \
+        in out
+    record = json.loads((tmp_path / "v.json").read_text())
+    assert record["summary"] == {"configurations": 3, "agree": 1, "agree_with_stand_ins": 0, "numerics_not_checked": 2,
+                                 "disagree": 0, "not_verified": 0}
+    by_path = {Path(c["path"]).name: c for c in record["configurations"]}
+    for name in ("dgelu_ok.cpp", "drelu_bgrad_ok.cpp"):
+        c = by_path[name]
+        assert c["verdict"] == "numerics not checked" and c["agree"] is None
+        assert c["outcome"]["numerics_skipped"].startswith("no host reference for CUBLASLT_EPILOGUE_D")
+    assert by_path["FL117_transc_n_ok.cpp"]["verdict"] == "agree"
+
+
+def test_judge_numerics_not_checked() -> None:
+    """D not checked: no verdict on D either way; but a lint that expects only a failing status is
+    contradicted by a run whose statuses all succeeded."""
+    skipped = {"numerics_skipped": "no host reference for X"}
+    clean = verify.Unit("a.cpp", 1, "cublaslt", "matmul", "x")
+    clean.outcome, clean.observed_kind = skipped, "works"
+    verify.judge(clean, {})
+    assert (clean.verdict, clean.agree) == ("numerics not checked", None)
+    wrong_d = verify.Unit("b.cpp", 1, "cublaslt", "matmul", "y", findings=[{"code": "FL303"}])
+    wrong_d.outcome, wrong_d.observed_kind = skipped, "works"
+    verify.judge(wrong_d, {"FL303": ["compile error", "numerics"]})
+    assert wrong_d.verdict == "numerics not checked"
+    status = verify.Unit("c.cpp", 1, "cublaslt", "matmul", "z", findings=[{"code": "FL101"}])
+    status.outcome, status.observed_kind = skipped, "works"
+    verify.judge(status, {"FL101": ["status"]})
+    assert (status.verdict, status.agree) == ("disagree", False)
+    assert verify.exit_status([clean]) == 3 and verify.exit_status([clean, status]) == 1
+
+
+def test_verify_reports_agreement_with_stand_ins_apart(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Agreement reached only through stand-ins (a descriptor-only configuration's layouts, a CUTLASS
+    GEMM's problem size) is no agreement about the user's code: 'agrees with stand-ins: <what>' in the
+    text, its own verdict and count in the JSON, exit 3."""
+    fake_machine(tmp_path, monkeypatch)
+    user = tmp_path / "user"
+    (user / "src").mkdir(parents=True)
+    shutil.copy(probegen.probe_header(), user / "probe.h")
+    shutil.copy(RULES / "FL117_transc_n_ok.cpp", user / "src" / "FL117_transc_n_ok.cpp")
+    shutil.copy(FIXTURES / "cublaslt" / "extract" / "descriptor_only.cpp", user / "src" / "descriptor_only.cpp")
+    shutil.copy(FIXTURES / "cutlass" / "extract" / "hopper_bf16_cooperative.cu", user / "src" / "hopper_bf16_cooperative.cu")
+    monkeypatch.chdir(user)
+    assert main(["verify", "src", "-j", "1", "--no-system-headers", "--json", str(tmp_path / "v.json")]) == 3
+    out = capsys.readouterr().out
+    assert "agree:    agrees with stand-ins: layout A, layout B, layout C, layout D" in out
+    assert "stand-in: problem size: not literal in the source, using 768x512x256" in out
+    # (read without the CUTLASS headers, the mainloop's carve-out is a stand-in too)
+    assert "agree:    agrees with stand-ins: mainloop carve-out, problem size" in out
+    assert out.count("agree:    yes") == 1  # FL117_transc_n_ok only
+    assert "3 configurations: 1 agree, 2 agree with stand-ins, 0 numerics not checked, 0 disagree, 0 not verified" \
+        in out
+    record = json.loads((tmp_path / "v.json").read_text())
+    assert record["summary"] == {"configurations": 3, "agree": 1, "agree_with_stand_ins": 2, "numerics_not_checked": 0,
+                                 "disagree": 0, "not_verified": 0}
+    by_path = {Path(c["path"]).name: c for c in record["configurations"]}
+    assert by_path["descriptor_only.cpp"]["verdict"] == "agree with stand-ins"
+    assert by_path["descriptor_only.cpp"]["stand_ins"] == ["layout A", "layout B", "layout C", "layout D"]
+    assert by_path["hopper_bf16_cooperative.cu"]["verdict"] == "agree with stand-ins"
+    assert by_path["hopper_bf16_cooperative.cu"]["stand_ins"] == ["mainloop carve-out", "problem size"]
+    assert by_path["FL117_transc_n_ok.cpp"]["verdict"] == "agree" and by_path["FL117_transc_n_ok.cpp"]["stand_ins"] == []
+    # the plain agreement alone still exits 0; a disagreement next to a stand-in agreement exits 1
+    assert main(["verify", "src/FL117_transc_n_ok.cpp", "-j", "1", "--no-system-headers"]) == 0
+    capsys.readouterr()
+    shutil.copy(RULES / "FL117_transc_t.cpp", user / "src" / "FL117_transc_t.cpp")
+    assert main(["verify", "src/FL117_transc_t.cpp", "src/descriptor_only.cpp", "-j", "1", "--no-system-headers"]) == 1
+    assert "2 configurations: 0 agree, 1 agree with stand-ins, 0 numerics not checked, 1 disagree, 0 not verified" \
+        in capsys.readouterr().out
+
+
+def test_unresolved_attribute_writes_are_named_stand_ins() -> None:
+    """An attribute write whose value did not resolve is not replayed (the probe runs the library
+    default): a stand-in, named, not a silent difference."""
+    (unit,) = units_of(FIXTURES / "cublaslt" / "extract" / "runtime_unknowns.cpp")
+    line = next(s for s in unit.substitutions if s.startswith("CUBLASLT_MATRIX_LAYOUT_ORDER"))
+    assert line.startswith("CUBLASLT_MATRIX_LAYOUT_ORDER: unknown (result of pick_order() at line 16), not set")
+    assert f"// stand-in: {line}" in unit.probe_source
 
 
 def test_recorded_device_run() -> None:
@@ -338,7 +520,11 @@ def test_recorded_device_run() -> None:
     assert fixtures <= {c["path"] for c in configurations if c["agree"]}
     text = (ROOT / "kernels_ref" / "evidence" / "h200-verify.txt").read_text()
     s = record["summary"]
-    assert f"{s['configurations']} configurations: {s['agree']} agree, {s['disagree']} disagree" in text
+    if "agree_with_stand_ins" in s:  # recorded since issue 15: the summary line has every verdict
+        assert f"{s['configurations']} configurations: {s['agree']} agree, {s['agree_with_stand_ins']} agree with " \
+               f"stand-ins, {s['numerics_not_checked']} numerics not checked, {s['disagree']} disagree" in text
+    else:
+        assert f"{s['configurations']} configurations: {s['agree']} agree, {s['disagree']} disagree" in text
 
 
 def test_cutlass_probe_refuses_an_evt_epilogue() -> None:

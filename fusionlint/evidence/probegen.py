@@ -6,7 +6,11 @@ too), the four layouts, the preference — then runs the heuristic and the matmu
 random data and checks D against a host reference (``fusionlint_probe.h``). Values the front
 end could not resolve get small legal stand-ins, listed in the program's header comment; so do
 the layouts of a descriptor-only configuration (a descriptor set up in a file that never runs
-the GEMM), which get square matrices of the scale type.
+the GEMM), which get square matrices of the scale type; an attribute write whose value did not
+resolve is not replayed (the library default stands in), and is listed too. D is checked only for
+the epilogues the host reference models (:data:`REFERENCE_EPILOGUES`); for the others (the DRELU /
+DGELU gradients) the program checks every status and the CUDA error state and then prints why D is
+not checked (``EVIDENCE numerics skipped <why>``, ``probe_verify_skipped``).
 """
 from __future__ import annotations
 
@@ -31,12 +35,32 @@ BYTES = {"CUDA_R_64F": 8, "CUDA_R_32F": 4, "CUDA_R_32I": 4, "CUDA_R_16F": 2, "CU
 POINTER_SIZES = {  # bytes to allocate for pointer attributes other than bias/aux
     "SCALE_POINTER": 4096, "AMAX": 256,
 }
+# The epilogues whose D the host reference (fusionlint_probe.h probe_verify) computes: whether D adds
+# the bias vector, and the activation applied last. The *_AUX forms also write the activation's input
+# (or ReLU mask) to EPILOGUE_AUX_POINTER, a buffer of its own that D does not depend on; BGRADA /
+# BGRADB write the bias gradient to BIAS_POINTER and leave D the plain GEMM (cublasLt.h: "Stores Bias
+# gradient in the auxiliary output"; the H200 evidence of FL114_bgrad*_ok: D = alpha AB + beta C).
+# Those outputs themselves are not checked.
+REFERENCE_EPILOGUES = {
+    "CUBLASLT_EPILOGUE_DEFAULT": (False, None),
+    "CUBLASLT_EPILOGUE_RELU": (False, "PROBE_RELU"), "CUBLASLT_EPILOGUE_RELU_AUX": (False, "PROBE_RELU"),
+    "CUBLASLT_EPILOGUE_BIAS": (True, None),
+    "CUBLASLT_EPILOGUE_RELU_BIAS": (True, "PROBE_RELU"), "CUBLASLT_EPILOGUE_RELU_AUX_BIAS": (True, "PROBE_RELU"),
+    "CUBLASLT_EPILOGUE_GELU": (False, "PROBE_GELU"), "CUBLASLT_EPILOGUE_GELU_AUX": (False, "PROBE_GELU"),
+    "CUBLASLT_EPILOGUE_GELU_BIAS": (True, "PROBE_GELU"), "CUBLASLT_EPILOGUE_GELU_AUX_BIAS": (True, "PROBE_GELU"),
+    "CUBLASLT_EPILOGUE_BGRADA": (False, None), "CUBLASLT_EPILOGUE_BGRADB": (False, None),
+}
+# Gradient epilogues: D is the GEMM combined with the EPILOGUE_AUX input (a ReLU bit mask, a GELU
+# input) of the forward pass, which the reference does not model: D is not checked.
+GRADIENT_EPILOGUES = ("CUBLASLT_EPILOGUE_DRELU", "CUBLASLT_EPILOGUE_DRELU_BGRAD", "CUBLASLT_EPILOGUE_DGELU",
+                      "CUBLASLT_EPILOGUE_DGELU_BGRAD")
 
 
 @dataclass
 class Probe:
     source: str
     substitutions: list[str] = field(default_factory=list)
+    no_reference: str | None = None  # why D is not checked (the probe prints "EVIDENCE numerics skipped")
 
 
 def _known(f: Field | None) -> int | str | None:
@@ -70,9 +94,31 @@ def _literal(value: int | str) -> str:
     return str(value) if isinstance(value, str) else f"{value}"
 
 
-def _replay_set(w: _Writer, handle: str, s: AttrSet, pointer_buffers: dict[str, str]) -> None:
+def no_reference(epilogue: str) -> str | None:
+    """Why the host reference cannot compute D for ``epilogue`` (None: it can)."""
+    if epilogue in REFERENCE_EPILOGUES:
+        return None
+    if epilogue in GRADIENT_EPILOGUES:
+        return (f"no host reference for {epilogue}: a gradient epilogue, its D depends on the EPILOGUE_AUX input "
+                "of the forward pass")
+    return f"no host reference for epilogue {epilogue}"
+
+
+def _dropped(s: AttrSet) -> str:
+    """A stand-in line for an attribute write the probe does not replay."""
+    where = f" at line {s.site.line}" if s.site is not None else ""
+    if not s.attribute:
+        return f"an attribute write{where}: attribute unknown, not replayed"
+    why = s.value.reason if isinstance(s.value, Unknown) else f"value {s.value.value!r} not a constant"
+    return f"{s.attribute}: unknown ({why}), not set: the library default"
+
+
+def _replay_set(w: _Writer, handle: str, s: AttrSet, pointer_buffers: dict[str, str],
+                subs: list[str] | None = None) -> None:
     spec = w.model.attribute(s.attribute) if s.attribute else None
     if spec is None:
+        if subs is not None:
+            subs.append(_dropped(s))
         return
     name = w.var()
     if spec.pointer:
@@ -89,6 +135,8 @@ def _replay_set(w: _Writer, handle: str, s: AttrSet, pointer_buffers: dict[str, 
         w.emit(f"PROBE({s.function}({handle}, {s.attribute}, &{name}, sizeof({name})));")
         return
     if not isinstance(s.value, Known) or isinstance(s.value.value, str) and not s.value_name:
+        if subs is not None:
+            subs.append(_dropped(s))
         return
     ctype = s.buffer_type if s.buffer_type and s.buffer_type not in ("void", "const void") else spec.type
     ctype = ctype.replace("const ", "")
@@ -128,7 +176,10 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
                         f"column-major {stand_in_type} matrix")
     transa = _known(desc_f.get("TRANSA")) in ("CUBLAS_OP_T", "CUBLAS_OP_C")
     transb = _known(desc_f.get("TRANSB")) in ("CUBLAS_OP_T", "CUBLAS_OP_C")
-    epilogue = str(_known(desc_f.get("EPILOGUE")) or "CUBLASLT_EPILOGUE_DEFAULT")
+    epilogue = _known(desc_f.get("EPILOGUE")) or "CUBLASLT_EPILOGUE_DEFAULT"
+    if isinstance(epilogue, int):
+        epilogue = model.enum_name("cublasLtEpilogue_t", epilogue) or str(epilogue)
+    why_unchecked = no_reference(epilogue)
 
     w.emit("cublasLtHandle_t lt;")
     w.emit("PROBE(cublasLtCreate(&lt));")
@@ -163,7 +214,10 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
     bias_c = ELEMENT_C_TYPES.get(str(bias_type), "void")
     w.emit(f"const {bias_c} *bias = (const {bias_c} *)probe_vector({bias_type}, {bias_len}, 7, &bias_values);")
     aux_ld = _int(desc_f.get("EPILOGUE_AUX_LD"), d["rows"], "aux ld", []) if "EPILOGUE_AUX_LD" in desc_f else d["rows"]
-    w.emit(f"void *aux = probe_workspace({max(aux_ld, 1) * d['cols'] * max(d['batch'], 1) * 8 + 4096});")
+    aux_stride = _int(desc_f.get("EPILOGUE_AUX_BATCH_STRIDE"), 0, "aux batch stride", []) \
+        if "EPILOGUE_AUX_BATCH_STRIDE" in desc_f else 0
+    aux_elements = max(max(aux_ld, 1) * d["cols"], aux_stride) * max(d["batch"], 1)
+    w.emit(f"void *aux = probe_workspace({aux_elements * 8 + 4096});")
     w.emit("float one = 1.0f;")
     pointer_buffers = {"CUBLASLT_MATMUL_DESC_BIAS_POINTER": "bias",
                        "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER": "aux"}
@@ -174,7 +228,7 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
     w.emit("cublasLtMatmulDesc_t desc;")
     w.emit(f"PROBE(cublasLtMatmulDescCreate(&desc, {compute}, {scale}));")
     for s in cfg.desc.sets:
-        _replay_set(w, "desc", s, pointer_buffers)
+        _replay_set(w, "desc", s, pointer_buffers, subs)
     handles = {}
     for m in "ABCD":
         layout_obj = cfg.layouts.get(m) or cfg.layouts.get("D")
@@ -183,7 +237,7 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
         w.emit(f"cublasLtMatrixLayout_t l{m};")
         w.emit(f"PROBE(cublasLtMatrixLayoutCreate(&l{m}, {mm['type']}, {mm['rows']}, {mm['cols']}, {mm['ld']}));")
         for s in (layout_obj.sets if layout_obj is not None else []):
-            _replay_set(w, f"l{m}", s, {})
+            _replay_set(w, f"l{m}", s, {}, subs)
     w.emit("const size_t workspace_size = 32u << 20;")
     w.emit("void *workspace = probe_workspace(workspace_size);")
     w.emit("cublasLtMatmulPreference_t pref;")
@@ -193,7 +247,7 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
     if cfg.preference is not None:
         for s in cfg.preference.sets:
             if s.attribute != "CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES":
-                _replay_set(w, "pref", s, {})
+                _replay_set(w, "pref", s, {}, subs)
     w.emit("cublasLtMatmulHeuristicResult_t result = {};")
     w.emit("int count = 0;")
     w.emit("PROBE(cublasLtMatmulAlgoGetHeuristic(lt, desc, lA, lB, lC, lD, pref, 1, &result, &count));")
@@ -217,16 +271,19 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
         w.emit("const void *beta = &beta_value;")
     w.emit("PROBE(cublasLtMatmul(lt, desc, alpha, A.dev, lA, B.dev, lB, beta, C.dev, lC, D.dev, lD, "
            "count > 0 ? &result.algo : nullptr, workspace, workspace_size, 0));")
+    if why_unchecked:  # the statuses and the CUDA error state are still checked; D is not
+        w.emit(f"probe_verify_skipped({_c_string(why_unchecked)});")
+        w.emit("return 0;")
+        return _program(cfg, subs, w, why_unchecked)
     w.emit("ProbeCheck check;")
     w.emit(f"check.transa = {'true' if transa else 'false'};")
     w.emit(f"check.transb = {'true' if transb else 'false'};")
     w.emit("check.A = &A, check.B = &B, check.C = &C, check.D = &D;")
-    if "BIAS" in epilogue and "BGRAD" not in epilogue:
+    adds_bias, activation = REFERENCE_EPILOGUES[epilogue]
+    if adds_bias:
         w.emit("check.bias = &bias_values;")
-    if "GELU" in epilogue and "DGELU" not in epilogue:
-        w.emit("check.activation = PROBE_GELU;")
-    elif "RELU" in epilogue and "DRELU" not in epilogue:
-        w.emit("check.activation = PROBE_RELU;")
+    if activation:
+        w.emit(f"check.activation = {activation};")
     k = mats["A"]["rows"] if transa else mats["A"]["cols"]
     tol = 1.0 if d["type"].startswith("CUDA_R_8F") else 1e-3 * max(k, 64) / 64 if d["type"] == "CUDA_R_32F" \
         and compute == "CUBLAS_COMPUTE_32F" and mats["A"]["type"] == "CUDA_R_32F" else 0.1 * max(k, 64) / 64
@@ -235,13 +292,22 @@ def generate(cfg: Configuration, model: ApiModel | None = None) -> Probe | None:
         w.emit(f"check.rel_tolerance = {0.125 if d['type'] == 'CUDA_R_8F_E5M2' else 0.0625};")
     w.emit("probe_verify(check);")
     w.emit("return 0;")
+    return _program(cfg, subs, w, None)
 
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _program(cfg: Configuration, subs: list[str], w: _Writer, why_unchecked: str | None) -> Probe:
     header = [f"// fusionlint probe for the {cfg.kind} configuration at {cfg.path}:{cfg.site.line}",
               "// (generated: the descriptor, layouts and attribute writes replayed on small random data)"]
     header += [f"// stand-in: {s}" for s in subs]
+    if why_unchecked:
+        header.append(f"// numerics: not checked ({why_unchecked})")
     body = "\n".join(w.lines)
     source = "\n".join(header) + "\n#include <cstdint>\n#include \"fusionlint_probe.h\"\n\nint main() {\n" + body + "\n}\n"
-    return Probe(source, subs)
+    return Probe(source, subs, why_unchecked)
 
 
 def probe_header() -> Path:
