@@ -16,7 +16,7 @@ from fusionlint.errors import InputError
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
-COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate")
+COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server")
 # facts, graph, probe and test-rules parse each file in a forked child (workers.call_isolated) with this limit
 ISOLATED_TIMEOUT = 600.0
 
@@ -144,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--seed", type=int, default=15, help="seed of the joint check's configurations")
     cal.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="driver processes (default: all cores but one)")
     cal.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    from fusionlint.lsp import add_arguments as add_server_arguments
+
+    server = sub.add_parser("server", help="language server (LSP over stdio): live diagnostics, hover, quick fixes")
+    add_server_arguments(server, _positive_int)
+    _add_frontend_args(server)
 
     test = sub.add_parser("test-rules", help="check ruleid/ok-annotated fixture files against the rules")
     test.add_argument("paths", nargs="*", metavar="PATH", default=["fixtures"])
@@ -293,6 +299,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return run_calibrate(args)
 
 
+def cmd_server(args: argparse.Namespace) -> int:
+    from fusionlint.lsp import run
+
+    return run(args)
+
+
 def cmd_test_rules(args: argparse.Namespace) -> int:
     from fusionlint.rules.loader import load_rules
     from fusionlint.rules.selftest import annotated_files, check_fixture
@@ -334,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
-                "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify, "calibrate": cmd_calibrate}
+                "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify, "calibrate": cmd_calibrate,
+                "server": cmd_server}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit
