@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from fusionlint import __version__
-from fusionlint.findings import Finding, Related
+from fusionlint.findings import Finding, Related, Undecided
 
 FORMAT = "v1"
 DEFAULT_SIZE_MB = 2048
@@ -216,6 +216,7 @@ class CachedResult:
     findings: list[Finding]
     error: str | None = None
     skipped: str | None = None
+    undecided: list = dataclasses.field(default_factory=list)  # findings.Undecided
 
 
 class Cache:
@@ -241,6 +242,7 @@ class Cache:
             try:
                 r = data["result"]
                 result = CachedResult([finding_from_dict(d) for d in r["findings"]], r.get("error"), r.get("skipped"))
+                result.undecided = [Undecided.from_dict(u) for u in r.get("undecided", [])]
             except (KeyError, TypeError, ValueError):
                 result = None
         if result is None:
@@ -250,12 +252,13 @@ class Cache:
         return result
 
     def store(self, key: str, findings: list[Finding], deps: list[list[str]], absent: list[str],
-              skipped: str | None = None) -> bool:
+              skipped: str | None = None, undecided: list = ()) -> bool:
         data = findings_to_json(findings)
         if data is None:
             return False
         entry = {"key": key, "deps": deps, "absent": absent, "created": time.time(),
                  "result": {"findings": data, "error": None, "skipped": skipped}}
+        entry["result"]["undecided"] = [u.to_dict() for u in undecided]
         ok = write_atomic(self._result_path(key), json.dumps(entry).encode("utf-8"))
         self.wrote |= ok
         return ok
@@ -357,4 +360,5 @@ def _rule_from_dict(cls, d: dict):
     d = dict(d)
     d["references"] = tuple(d["references"])
     d["arch"] = tuple(d["arch"])
+    d["about"] = tuple(d.get("about", ()))
     return cls(**d)

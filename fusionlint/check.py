@@ -100,6 +100,7 @@ class Checker:
         self._dir_options: dict[tuple[Path, bool], tuple[ParseOptions, str, list[str]]] = {}
         self._noted: set[Path] = set()
         self._notes_said: set[str] = set()
+        self.undecided: list = []  # findings.Undecided of the selected rules, in file order
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
         self.pfi = None
         if args.per_file_ignores:
@@ -276,6 +277,7 @@ class Checker:
 
         s = p.settings
         kept = suppress.apply(result.findings, [str(p.path)], s.known) if (result.findings or p.directives) else []
+        self.undecided += [u for u in result.undecided if s.selection.enabled(u.code, u.path)]
         return [f for f in kept if s.selection.enabled(f.code, f.path)], bool(result.error)
 
     def check(self, path: Path) -> tuple[list[Finding], bool] | None:
@@ -288,6 +290,7 @@ class Checker:
         if p.result is None:
             o = run_task(p.task, str(self.cache.root) if self.cache else None)
             p.result = cache.CachedResult(o.findings, o.error, o.skipped)
+            p.result.undecided = o.undecided
         return self.report(p, p.result)
 
     def all_rules(self) -> list[Rule]:
@@ -357,6 +360,7 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
 
     def on_outcome(o) -> None:
         prepared[o.index].result = cache.CachedResult(o.findings, o.error, o.skipped)
+        prepared[o.index].result.undecided = o.undecided
         outcomes.append(o)
         report_ready()
 
@@ -427,11 +431,26 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
             raise UsageError(f"{args.output_file}: cannot write: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(out)
+    _summary(args, fmt, len(checked), len(ordered), checker.undecided)
     if checked and failed == len(checked):
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if any(x.severity in ("error", "warning") for x in ordered) else EXIT_CLEAN
+
+
+def _summary(args: argparse.Namespace, fmt: str, files: int, findings: int, undecided: list) -> None:
+    """Text output on a terminal (not with ``--quiet``) or with ``-v``: the checks unknown values
+    left undecided (their list with ``-v``) and a summary line, on stderr."""
+    verbose = getattr(args, "verbose", False)
+    if fmt != "text" or not (verbose or (sys.stderr.isatty() and not getattr(args, "quiet", False))):
+        return
+    from fusionlint.report.text import format_summary, format_undecided
+
+    unique = set(undecided)
+    if verbose:
+        sys.stderr.write(format_undecided(list(unique)))
+    sys.stderr.write(format_summary(files, findings, len(unique), verbose))
 
 
 def _import_report_modules(args: argparse.Namespace) -> None:

@@ -57,15 +57,27 @@ class AttrSet:
     site: Loc  # where the user wrote it (outermost call in the main file)
     conditional: bool = False
     value_name: str | None = None  # enum constant name of a known value
+    buffer_size: int | None = None  # sizeof the buffer's pointee type (None: void or unknown)
+    # where the user wrote each argument (the caret of a finding about it); None through a wrapper
+    attribute_at: Loc | None = None
+    buffer_at: Loc | None = None
+    size_at: Loc | None = None
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "function": self.function, "object": self.object_id, "attribute": self.attribute,
             "attribute_value": value_dict(self.attribute_value),
             "value": value_dict(self.value, self.value_name), "size": value_dict(self.size),
             "buffer": self.buffer, "buffer_type": self.buffer_type,
             "loc": self.loc.to_dict(), "site": self.site.to_dict(), "conditional": self.conditional,
         }
+        if self.buffer_size is not None:
+            d["buffer_size"] = self.buffer_size
+        args_at = {k: v.to_dict() for k, v in (("attribute", self.attribute_at), ("buffer", self.buffer_at),
+                                               ("size", self.size_at)) if v is not None}
+        if args_at:
+            d["args_at"] = args_at
+        return d
 
 
 @dataclass
@@ -78,6 +90,7 @@ class Field:
     name: str | None = None  # enum constant name
     conditional: bool = False
     buffer_type: str = ""  # C type the user's buffer had (e.g. "const float *" for a bias pointer)
+    arg_at: Loc | None = None  # the argument that gave the value (create argument, set buffer), where written
 
     def to_dict(self) -> dict:
         d = value_dict(self.value, self.name)
@@ -86,6 +99,8 @@ class Field:
             d["buffer_type"] = self.buffer_type
         if self.loc is not None:
             d["at"] = self.loc.to_dict()
+        if self.arg_at is not None and self.arg_at != self.loc:
+            d["arg_at"] = self.arg_at.to_dict()
         if self.conditional:
             d["conditional"] = True
         return d
@@ -106,15 +121,35 @@ class ApiObject:
     escaped_to: list[str] = field(default_factory=list)  # functions it was passed to unseen
     destroyed_at: Loc | None = None
     used: bool = False  # reached a heuristic or matmul call
+    create_args_at: dict[str, Loc] = field(default_factory=dict)  # where each create argument is written
 
     def snapshot(self) -> "ApiObject":
         return ApiObject(self.id, self.kind, self.name, self.created_at, self.create_function,
                          dict(self.create_args), list(self.sets), self.conditional_create,
-                         list(self.escaped_to), self.destroyed_at, self.used)
+                         list(self.escaped_to), self.destroyed_at, self.used, dict(self.create_args_at))
+
+    def absence_blocker(self) -> str | None:
+        """Why an attribute that no write names may still have been set (None: it was not).
+
+        Absence is decided per attribute: when every write names a known attribute and the
+        object neither escaped nor was created conditionally, an attribute none of them names was
+        never set, whatever the values written are."""
+        if self.conditional_create:
+            return f"{self.name} is created under a condition (line {self.created_at.line})"
+        for e in self.escaped_to:
+            if e.startswith("("):
+                return f"{self.name} may be written by {e.strip('()')}"
+            return f"{self.name} is passed to {e}(), which fusionlint does not see"
+        for s in self.sets:
+            if s.attribute is None:
+                why = s.attribute_value.reason if isinstance(s.attribute_value, Unknown) else "not an attribute"
+                return f"the {s.function} call at line {s.site.line} names an attribute that is not known ({why})"
+        return None
 
     @property
     def complete(self) -> bool:
-        """Every write to this object was seen and resolved (so 'missing' rules may fire)."""
+        """Every write to this object was seen and resolved, values included (``fusionlint facts``
+        shows it; rules about a missing attribute need less: ``absence_blocker``)."""
         if self.escaped_to or self.conditional_create:
             return False
         return all(s.attribute is not None and not isinstance(s.value, Unknown) and not s.conditional

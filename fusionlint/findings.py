@@ -33,6 +33,29 @@ class Finding:
                 "related": [r.__dict__ for r in self.related]}
 
 
+@dataclass(frozen=True)
+class Undecided:
+    """A rule that could not be decided on one configuration: its condition is neither true nor
+    false because facts it reads are unknown (``reasons`` says which, and why). Not a finding:
+    counted in the summary and listed with ``-v``."""
+
+    code: str
+    name: str
+    path: str
+    line: int
+    column: int
+    reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column, "code": self.code, "name": self.name,
+                "reasons": list(self.reasons)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Undecided:
+        return cls(str(d["code"]), str(d["name"]), str(d["path"]), int(d["line"]), int(d["column"]),
+                   tuple(str(r) for r in d["reasons"]))
+
+
 INTERNAL_ERROR = "FL000"  # a file that could not be checked (unreadable, libclang failure, our bug)
 UNUSED_SUPPRESSION = "FL001"  # a `// fusionlint: ignore...` comment that matches no finding
 CUTLASS_STATIC_ASSERT = "FL300"  # a CUTLASS static_assert that fails when libclang instantiates the GEMM

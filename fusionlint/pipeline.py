@@ -80,6 +80,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # the file could not be checked
     skipped: str | None = None  # the file is not source code
+    undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
 
 
 def _read_text(path: Path) -> str:
@@ -134,7 +135,8 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
         from fusionlint.rules.engine import run_rules
 
         result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch,
-                                    support=source.support() if source is not None else None)
+                                    support=source.support() if source is not None else None,
+                                    undecided=result.undecided)
         result.findings += [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
                                     f"part of the file not checked: {reason}")
                             for reason in result.facts.internal_errors]

@@ -5,6 +5,11 @@
     // fusionlint: ignore-next-line[FL1]                the next line
     // fusionlint: ignore-begin[FL117] ... // fusionlint: ignore-end    the lines in between
 
+A line of a statement that spans several lines stands for all of them: ``ignore`` after the
+last line of a call broken over lines (where clang-format leaves a trailing comment), or after
+its first, covers the whole statement, and ``ignore-next-line`` the whole statement that starts
+on the next line (``statements.py`` finds them from the text).
+
 A suppression that suppresses nothing, names an unknown code, or an ignore-begin/ignore-end
 without its partner is reported as ``FL001`` (a warning), at the comment.
 """
@@ -51,6 +56,20 @@ def parse(path: str, lines: tuple[str, ...]) -> tuple[list[Suppression], list[Fi
     found: list[Suppression] = []
     problems: list[Finding] = []
     open_blocks: list[Suppression] = []
+    stmts: list | None = None
+
+    def span(first: int, last: int, starting: int | None, ending: int | None) -> tuple[int, int]:
+        """``first..last`` widened to the statements that start on line ``starting`` or end on ``ending``."""
+        nonlocal stmts
+        if stmts is None:
+            from fusionlint.statements import statements
+
+            stmts = statements(lines)
+        for st in stmts:
+            if st.first[0] == starting or st.last[0] == ending:
+                first, last = min(first, st.first[0]), max(last, st.last[0])
+        return first, last
+
     for n, text in enumerate(lines, 1):
         for m in _DIRECTIVE.finditer(text):
             kind = m["kind"].lower()
@@ -65,8 +84,13 @@ def parse(path: str, lines: tuple[str, ...]) -> tuple[list[Suppression], list[Fi
                     problems.append(_warning(path, n, column, "'ignore-end' without a matching 'ignore-begin'",
                                              "remove the comment or add the ignore-begin"))
                 continue
-            first = {"ignore": n, "ignore-next-line": n + 1, "ignore-begin": n}[kind]
-            s = Suppression(n, column, directive, codes, first, first if kind != "ignore-begin" else len(lines))
+            if kind == "ignore":
+                first, last = span(n, n, n, n)
+            elif kind == "ignore-next-line":
+                first, last = span(n + 1, n + 1, n + 1, None)
+            else:
+                first, last = n, len(lines)
+            s = Suppression(n, column, directive, codes, first, last)
             found.append(s)
             if kind == "ignore-begin":
                 open_blocks.append(s)

@@ -51,6 +51,7 @@ class Outcome:
     pch: str | None = None
     cached: bool = False  # written to the cache
     pid: int = 0  # the process that checked the file
+    undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
 
 
 def _test_hook(path: Path) -> None:
@@ -105,6 +106,7 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
     record = parse.last_unit_record
     out = Outcome(task.index, result.findings, result.error, result.skipped, time.time() - start)
     out.pch = record.get("pch") if record else None
+    out.undecided = list(result.undecided)
     if cache_dir and task.cache_key and result.error is None:
         try:
             if cache.file_hash(str(task.path)) != task.content_hash:
@@ -116,7 +118,8 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
                 if deps is not None:
                     absent = cache.absent_candidates(record["missing"], str(task.path), record["args"],
                                                      record["includes"])
-                    out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, result.findings, deps, absent)
+                    out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, result.findings, deps, absent,
+                                                                    undecided=result.undecided)
         except Exception:  # noqa: BLE001 - a cache that cannot be written is only slower
             pass
     result.facts = None

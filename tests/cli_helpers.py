@@ -11,9 +11,9 @@ from conftest import FIXTURES
 from fusionlint.cli import main
 
 RULES = FIXTURES / "cublaslt" / "rules"
-BAD = RULES / "FL100_transa_int64_size.cpp"  # one FL100 error at 19:3
+BAD = RULES / "FL100_transa_int64_size.cpp"  # one FL100 error at 19:75 (the buffer argument)
 GOOD = RULES / "FL100_transa_int32_ok.cpp"  # clean
-FL117 = RULES / "FL117_transc_t.cpp"  # one FL117 error (arch sm_90) at 24:3
+FL117 = RULES / "FL117_transc_t.cpp"  # one FL117 error (arch sm_90) at 24:75 (the TRANSC set's buffer)
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ import pytest
 from cli_helpers import codes, run_cli
 from conftest import ROOT
 
-# One FL100 at 6:3 (TRANSA written from an int64_t).
+# One FL100 at 6:69, the buffer argument (TRANSA written from an int64_t).
 BAD = """\
 #include <cstdint>
 #include <cublasLt.h>
@@ -98,7 +98,8 @@ def test_non_utf8_bytes_keep_columns_right(tmp_path: Path) -> None:
                                                                    b"  /* \xe9\xe9 */ " + SET_CALL.encode().lstrip()))
     rc, out, _ = lint("--output-format", "json", src)
     (finding,) = json.loads(out)
-    assert (finding["line"], finding["column"]) == (6, 12)  # bytes on disk: "  /* " + 2 + " */ " before the call
+    # bytes on disk: "  /* " + 2 + " */ " before the call (column 12), the caret on its buffer argument
+    assert (finding["line"], finding["column"]) == (6, 12 + SET_CALL.lstrip().index("&transa"))
 
 
 def _ten_megabytes() -> str:
@@ -289,7 +290,7 @@ def test_paths_with_spaces_and_unicode(tmp_path: Path) -> None:
 
     src = write(tmp_path / UNICODE_DIR / UNICODE_NAME, BAD)
     rc, out, err = lint(tmp_path / "my project", cwd=tmp_path)
-    assert rc == 1 and out.startswith(f"{tmp_path / UNICODE_DIR / UNICODE_NAME}:6:3: error: "), err
+    assert rc == 1 and out.startswith(f"{tmp_path / UNICODE_DIR / UNICODE_NAME}:6:69: error: "), err
     rc, out, _ = lint("--output-format", "json", src)
     assert json.loads(out)[0]["path"] == str(src)
     rc, out, _ = lint("--output-format", "sarif", Path(UNICODE_DIR) / UNICODE_NAME, cwd=tmp_path)

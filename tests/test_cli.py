@@ -43,7 +43,7 @@ def test_json_output(capsys) -> None:
     assert rc == 1
     data = json.loads(out)
     assert [(d["path"], d["line"], d["column"], d["severity"], d["code"]) for d in data] == \
-        [(str(BAD), 19, 3, "error", "FL100")]
+        [(str(BAD), 19, 75, "error", "FL100")]  # the caret on the buffer, whose type is wrong
     assert data[0]["message"] and data[0]["fix"]
 
 

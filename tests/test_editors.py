@@ -42,8 +42,8 @@ def test_matchers_capture_real_findings(tmp_path: Path) -> None:
         problems.sort(key=lambda p: p["code"])
         assert [(p["file"], p["line"], p["column"], p["severity"], p["code"]) for p in problems] == [
             (str(warn), "1", "9", "warning", "FL001"),
-            (str(BAD), "19", "3", "error", "FL100"),
-            (str(FL117), "24", "3", "error", "FL117"),
+            (str(BAD), "19", "75", "error", "FL100"),  # the carets on the offending arguments
+            (str(FL117), "24", "75", "error", "FL117"),
         ]
         assert problems[0]["message"] == "unused suppression: 'ignore[FL117]' matches no finding"
         assert problems[1]["message"].startswith("cublasLtMatmulDescSetAttribute(CUBLASLT_MATMUL_DESC_TRANSA) is given")

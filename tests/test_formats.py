@@ -66,13 +66,17 @@ def test_sarif_content_for_code_scanning(sarif: dict, odd_file: Path) -> None:
     assert sorted((k, len(v)) for k, v in by_rule.items()) == [("FL001", 2), ("FL100", 1), ("FL117", 1)]
     loc = by_rule["FL100"][0]["locations"][0]["physicalLocation"]
     assert loc == {"artifactLocation": {"uri": REL_BAD, "uriBaseId": "%SRCROOT%"},
-                   "region": {"startLine": 19, "startColumn": 3}}
+                   "region": {"startLine": 19, "startColumn": 75}}
     assert by_rule["FL100"][0]["level"] == "error" and "sizeInBytes=8" in by_rule["FL100"][0]["message"]["text"]
     fl117 = by_rule["FL117"][0]
-    assert fl117["relatedLocations"] == [{"id": 0, "message": {"text": "matmul descriptor created here"},
-                                          "physicalLocation": {"artifactLocation": {"uri": REL_FL117,
-                                                                                    "uriBaseId": "%SRCROOT%"},
-                                                               "region": {"startLine": 18, "startColumn": 3}}}]
+    assert fl117["locations"][0]["physicalLocation"]["region"] == {"startLine": 24, "startColumn": 75}
+    assert fl117["relatedLocations"] == [
+        {"id": 0, "message": {"text": "cublasLtMatmulAlgoGetHeuristic is called with this configuration here"},
+         "physicalLocation": {"artifactLocation": {"uri": REL_FL117, "uriBaseId": "%SRCROOT%"},
+                              "region": {"startLine": 41, "startColumn": 3}}},
+        {"id": 1, "message": {"text": "matmul descriptor created here"},
+         "physicalLocation": {"artifactLocation": {"uri": REL_FL117, "uriBaseId": "%SRCROOT%"},
+                              "region": {"startLine": 18, "startColumn": 3}}}]
     odd = by_rule["FL001"][0]
     assert odd["level"] == "warning"
     assert odd["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": odd_file.resolve().as_uri()}
@@ -104,9 +108,10 @@ def test_github_annotations_are_the_default_under_github_actions(monkeypatch, od
     assert rc == 1 and len(lines) == 4 and all(line.startswith("::") for line in lines)
     bad = next(line for line in lines if "title=FL100" in line)
     head, message = bad.split("::", 2)[1:]
-    assert head == f"error file={REL_BAD},line=19,col=3,title=FL100"
+    assert head == f"error file={REL_BAD},line=19,col=75,title=FL100"
     assert message.startswith("cublasLtMatmulDescSetAttribute(CUBLASLT_MATMUL_DESC_TRANSA) is given sizeInBytes=8")
-    assert "%0Afix: pass a int32_t variable" in message and "\n" not in message
+    assert "%0Afix: the buffer &transa is int64_t (8 bytes) but the attribute holds int32_t (4 bytes): declare it " \
+           "as int32_t" in message and "\n" not in message
     fl117 = next(line for line in lines if "title=FL117" in line)
     assert fl117.endswith(f"%0Anote: {REL_FL117}:18:3: matmul descriptor created here")
     odd = [line for line in lines if "title=FL001" in line]
@@ -124,7 +129,7 @@ def test_junit() -> None:
     suites = {s.get("name"): s for s in root}
     assert set(suites) == {str(BAD), str(GOOD)}  # paths as given, like the text format
     (case,) = suites[str(BAD)]
-    assert (case.get("name"), case.get("line"), case.get("column")) == ("fusionlint.FL100", "19", "3")
+    assert (case.get("name"), case.get("line"), case.get("column")) == ("fusionlint.FL100", "19", "75")
     assert "sizeInBytes=8" in case.find("failure").get("message")
     (clean,) = suites[str(GOOD)]
     assert clean.find("failure") is None
@@ -135,7 +140,7 @@ def test_show_source_statistics_and_output_file(tmp_path: Path) -> None:
     lines = out.splitlines()
     i = lines.index(next(line for line in lines if line.endswith("[FL100]")))
     assert lines[i + 1] == "   19 |   PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));"
-    assert lines[i + 2] == "      |   ^"
+    assert lines[i + 2] == "      | " + " " * 74 + "^"  # under &transa, the buffer whose type is wrong
     assert lines[-2:] == ["    1  FL100  set-attribute-size-mismatch", "    1  FL117  transc-not-n"]
     report = tmp_path / "report.json"
     rc, out, err = run_cli("--output-format", "json", "--statistics", "-o", report, BAD)

@@ -6,7 +6,8 @@ applies to, keeping its meaning; then for every transformed fixture
 - the rule codes found are the untransformed fixture's (as a multiset), and
 - the findings of the annotated codes are exactly where the transformed text's annotations say
   (annotations travel with the statement they mark, so this is "the same findings, modulo the
-  lines the transformation moved"), with no FL000.
+  lines the transformation moved"; a finding inside a statement broken over lines answers for
+  the statement, as in ``fusionlint test-rules``), with no FL000.
 
 Speed: the fixtures' ``probe.h`` pulls in half the C++ standard library; its helpers play no part
 in the configurations (all of which are in ``main``), so here it is replaced by a stand-in that
@@ -26,7 +27,7 @@ import pytest
 
 from cli_helpers import run_cli
 from conftest import FIXTURES
-from fusionlint.rules.selftest import ANNOTATION, annotations
+from fusionlint.rules.selftest import ANNOTATION, annotations, match
 
 RULE_FIXTURES = sorted((FIXTURES / "cublaslt" / "rules").glob("*.cpp"))
 
@@ -486,7 +487,7 @@ TRANSFORMS: dict[str, tuple[Callable[[str], str | None], int]] = {
 
 @pytest.fixture(scope="session")
 def verdicts(tmp_path_factory) -> dict:
-    """{variant: {fixture name: (transformed text, findings [(code, line)])}}, from one run."""
+    """{variant: {fixture name: (transformed text, findings [(code, line, column)])}}, from one run."""
     root = tmp_path_factory.mktemp("metamorphic")
     (root / "probe.h").write_text(PROBE_STAND_IN, encoding="utf-8")
     texts: dict[str, dict[str, str]] = {"baseline": {}}
@@ -504,21 +505,23 @@ def verdicts(tmp_path_factory) -> dict:
             (root / variant / fname).write_text(text, encoding="utf-8")
     rc, out, err = run_cli("--no-system-headers", "--output-format", "json", root)
     assert rc in (0, 1) and "Traceback" not in err, err
-    found: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    found: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
     for d in json.loads(out):
         p = Path(d["path"])
-        found.setdefault((p.parent.name, p.name), []).append((d["code"], d["line"]))
+        found.setdefault((p.parent.name, p.name), []).append((d["code"], d["line"], d["column"]))
     return {variant: {fname: (text, sorted(found.get((variant, fname), []))) for fname, text in files.items()}
             for variant, files in texts.items()}
 
 
-def _check_against_annotations(text: str, findings: list[tuple[str, int]]) -> list[str]:
+def _check_against_annotations(text: str, findings: list[tuple[str, int, int]]) -> list[str]:
+    from types import SimpleNamespace
+
     want, forbid = annotations(text)
-    annotated = {code for code, _ in want | forbid}
-    got = {f for f in findings if f[0] in annotated}
-    problems = [f"missed {c} at line {line}" for c, line in sorted(want - got)]
-    problems += [f"unexpected {c} at line {line}" for c, line in sorted((got - want) | (forbid & set(findings)))]
-    problems += [f"FL000 at line {line}" for c, line in findings if c == "FL000"]
+    missed, unexpected = match(text, [SimpleNamespace(code=c, line=line, column=col) for c, line, col in findings],
+                               want, forbid)
+    problems = [f"missed {c} at line {line}" for c, line in sorted(missed)]
+    problems += [f"unexpected {c} at line {line}" for c, line in sorted(unexpected)]
+    problems += [f"FL000 at line {line}" for c, line, _ in findings if c == "FL000"]
     return problems
 
 
@@ -536,9 +539,9 @@ def test_same_verdict_after(verdicts: dict, name: str) -> None:
     problems = {}
     for fname, (text, found) in variant.items():
         p = _check_against_annotations(text, found)
-        base_codes = Counter(c for c, _ in base[fname][1])
-        if Counter(c for c, _ in found) != base_codes:
-            p.append(f"codes {sorted(Counter(c for c, _ in found).elements())} != {sorted(base_codes.elements())}")
+        base_codes = Counter(c for c, *_ in base[fname][1])
+        if Counter(c for c, *_ in found) != base_codes:
+            p.append(f"codes {sorted(Counter(c for c, *_ in found).elements())} != {sorted(base_codes.elements())}")
         if p:
             problems[fname] = p
     assert not problems, problems

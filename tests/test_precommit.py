@@ -75,5 +75,5 @@ def test_try_repo_fails_on_the_bad_file_and_passes_on_the_good_one(tmp_path: Pat
     proc = _try_repo(repo, work, rel_bad, "probe.h")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "Failed" in proc.stdout and "exit code: 1" in proc.stdout
-    assert f"{rel_bad}:19:3: error: " in proc.stdout and "[FL100]" in proc.stdout
+    assert f"{rel_bad}:19:75: error: " in proc.stdout and "[FL100]" in proc.stdout
     assert rel_good not in proc.stdout

@@ -38,6 +38,9 @@ def _lib() -> ctypes.CDLL:
     lib.clang_EvalResult_getAsStr.restype = ctypes.c_char_p
     lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
     lib.clang_EvalResult_dispose.restype = None
+    lib.clang_getFileLocation.argtypes = [ci.SourceLocation, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.c_void_p]
+    lib.clang_getFileLocation.restype = None
     return lib
 
 
@@ -141,6 +144,20 @@ def location(cursor: ci.Cursor) -> tuple[str, int, int]:
         return (loc.file.name if loc.file else ""), loc.line, loc.column
     ci.conf.lib.clang_getInstantiationLocation(cursor.location, _FILE_REF, _LINE_REF, _COLUMN_REF, None)
     return _file_name(_names(tu), _FILE_ADDRESS.value), _LINE.value, _COLUMN.value
+
+
+def written_location(cursor: ci.Cursor, expansion: tuple[str, int, int]) -> tuple[str, int, int]:
+    """Where the text of ``cursor`` is written: for an argument of a macro call
+    (``CHECK(cublasLtMatmulDescSetAttribute(desc, ATTR, &v, sizeof(v)))``) the argument's own
+    line and column instead of the macro call's (``expansion``, what ``location`` gives). Text that
+    comes from a macro's body (its ``#define``, above the call) keeps ``expansion``."""
+    _lib().clang_getFileLocation(cursor.location, _FILE_REF, _LINE_REF, _COLUMN_REF, None)
+    tu = getattr(cursor, "_tu", None)
+    name = _file_name(_names(tu), _FILE_ADDRESS.value) if tu is not None else expansion[0]
+    written = (name, _LINE.value, _COLUMN.value)
+    if name != expansion[0] or (written[1], written[2]) < (expansion[1], expansion[2]):
+        return expansion
+    return written
 
 
 def children_in_file(cursor: ci.Cursor, path: str) -> list[ci.Cursor]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from fusionlint.facts import ApiObject, AttrSet, Configuration, Field, FileFacts
+from fusionlint.frontend import clangext
 from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.frontend.interp import Interpreter, expr_children, loc_of, strip
 from fusionlint.frontend.parse import ParsedUnit, closure_mentions
@@ -125,6 +126,8 @@ class CublasLtHandler:
                         conditional_create=interp.cond_depth > 0)
         for fname, idx in spec.args.items():
             obj.create_args[fname] = args[idx] if idx < len(args) else Unknown("missing argument", loc)
+            if obj.created_at == loc and idx < len(arg_cursors):  # written by the user here, not in a wrapper
+                obj.create_args_at[fname] = _written(arg_cursors[idx], loc)
         self.objects[obj.id] = obj
         if not isinstance(out, Address):
             return
@@ -155,16 +158,26 @@ class CublasLtHandler:
                 if t.kind == ci.TypeKind.POINTER:
                     buffer_type = t.get_pointee().spelling
         buffer_type = _unqualified_pointer(buffer_type)
+        buffer_size = None
+        if len(arg_cursors) > 2:
+            t = strip(arg_cursors[2]).type.get_canonical()
+            if t.kind == ci.TypeKind.POINTER:
+                size = t.get_pointee().get_size()
+                buffer_size = size if size > 0 else None
         if isinstance(value, Handle):
             value = Symbol(f"object {value.obj}")
         value_name = None
         if spec is not None and spec.enum and isinstance(value, Known) and isinstance(value.value, int):
             value_name = self.model.enum_name(spec.enum, value.value)
+        site = interp.user_site(loc, attr_v)
+        at = [_written(c, loc) if site == loc else None for c in arg_cursors[1:4]] if len(arg_cursors) > 3 else []
         record = AttrSet(function=name, object_kind=kind, object_id=obj.id if obj else None,
                          attribute=spec.name if spec else None, attribute_value=attr_v, value=value,
                          size=args[3], buffer=_text(arg_cursors[2]) if len(arg_cursors) > 2 else "",
-                         buffer_type=buffer_type, loc=loc, site=interp.user_site(loc, attr_v),
-                         conditional=interp.cond_depth > 0, value_name=value_name)
+                         buffer_type=buffer_type, loc=loc, site=site,
+                         conditional=interp.cond_depth > 0, value_name=value_name, buffer_size=buffer_size,
+                         attribute_at=at[0] if at else None, buffer_at=at[1] if at else None,
+                         size_at=at[2] if at else None)
         self.sets.append(record)
         if obj is not None:
             obj.sets.append(record)
@@ -236,7 +249,8 @@ class CublasLtHandler:
         """Create arguments, then documented defaults, then each set in program order."""
         fields: dict[str, Field] = {}
         for fname, v in obj.create_args.items():
-            fields[fname] = Field(v, "create", obj.created_at, self._enum_name(CREATE_ENUMS.get(fname), v))
+            fields[fname] = Field(v, "create", obj.created_at, self._enum_name(CREATE_ENUMS.get(fname), v),
+                                  arg_at=obj.create_args_at.get(fname))
         for fname, default in DEFAULTS[obj.kind].items():
             if fname in fields:
                 continue
@@ -250,11 +264,11 @@ class CublasLtHandler:
             if s.attribute is None:
                 continue
             fname = s.attribute[len(prefix):] if s.attribute.startswith(prefix) else s.attribute
-            new = Field(s.value, "set", s.site, s.value_name, s.conditional, s.buffer_type)
+            new = Field(s.value, "set", s.site, s.value_name, s.conditional, s.buffer_type, s.buffer_at)
             old = fields.get(fname)
             if s.conditional and not (old is not None and _same_known(old.value, s.value)):
                 new = Field(Unknown(f"set conditionally at line {s.site.line}", s.site), "set", s.site,
-                            None, True)
+                            None, True, arg_at=s.buffer_at)
             fields[fname] = new
         return fields
 
@@ -292,6 +306,12 @@ def _unqualified_pointer(ctype: str) -> str:
 
 def _same_known(a: Value, b: Value) -> bool:
     return isinstance(a, Known) and isinstance(b, Known) and a.value == b.value
+
+
+def _written(arg: ci.Cursor, call: Loc) -> Loc:
+    """Where the user wrote an argument of the call at ``call`` (inside a macro call, the argument
+    itself rather than the macro)."""
+    return Loc(*clangext.written_location(arg, (call.path, call.line, call.column)))
 
 
 def _text(cursor: ci.Cursor) -> str:

@@ -112,6 +112,7 @@ class Frame:
     done: bool = False
     cond_base: int = 0  # branch depth at entry: a return at this depth ends the call
     returned_key: Key | None = None  # storage of a returned local object (for member copies)
+    from_caller: dict[str, str] = field(default_factory=dict)  # param usr -> name, for params no caller gave
 
 
 class Interpreter:
@@ -251,7 +252,23 @@ class Interpreter:
         decl = self._decls.get(key)
         if decl is not None:
             return self._initial_value(decl, origin)
-        return Unknown("value not set on this path", origin)
+        return Unknown(self._unset_reason(key) or "value not set on this path", origin)
+
+    def _unset_reason(self, key: Key) -> str | None:
+        """Why storage inside a parameter of a function analysed without a caller has no value
+        (``g.m`` of ``const GemmArgs &g``): it comes from the caller. None for other storage."""
+        names = []
+        while key and key[0] in ("member", "elem"):
+            names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
+            key = key[1]
+        if not names or not key or key[0] != "param":
+            return None
+        frame = next((f for f in self.frames if f.id == key[1]), None)
+        if frame is None or key[2] not in frame.from_caller:
+            return None
+        param = frame.from_caller[key[2]]
+        spelled = param + "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
+        return f"{spelled} comes from the caller ({param} is a parameter of {frame.function.spelling}())"
 
     def invalidate(self, key: Key, reason: str, origin: Loc) -> None:
         """Forget what is known about ``key`` and everything stored inside it."""
@@ -289,6 +306,8 @@ class Interpreter:
             else:
                 default = expr_children(p)
                 value = self.eval(default[-1]) if default else _parameter_value(fn, p)
+                if not default:
+                    frame.from_caller[pusr] = p.spelling
             frame.bindings[pusr] = value
             if pusr not in frame.aliases:
                 self.env[("param", frame.id, pusr)] = value
@@ -350,6 +369,8 @@ class Interpreter:
                 return self.runtime_symbol(f"{name}()", cursor.type.spelling, origin)  # a pointer/object
             return result
         folded = clangext.evaluate(cursor) if not cursor.type.kind == ci.TypeKind.VOID else None
+        if not name:  # a call through a function pointer (or another callee without a name)
+            name = _callee_text(callee)
         # Anything passed by address or non-const reference may be written by an unseen callee.
         for a, v in zip(arg_cursors, args):
             if isinstance(v, Address) and not _points_to_const(a.type):
@@ -725,7 +746,8 @@ class Interpreter:
                 init = [c for c in clangext.children(ref) if c.kind not in NON_EXPR_CHILDREN]
                 if init and key is None:
                     return self.eval(init[-1])
-            return Unknown(f"member {cursor.spelling} not set on this path", origin)
+            return Unknown((self._unset_reason(key) if key is not None else None)
+                           or f"member {cursor.spelling} not set on this path", origin)
         if kind == K.UNARY_OPERATOR:
             return self._unary(cursor, origin)
         if kind == K.BINARY_OPERATOR:
@@ -970,6 +992,13 @@ _RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVAL
 def _is_runtime_object(t: ci.Type) -> bool:
     """Pointers, handles and objects: things whose identity matters, not a numeric value."""
     return t.get_canonical().kind in _RUNTIME_TYPE_KINDS
+
+
+def _callee_text(callee: ci.Cursor | None) -> str:
+    """A name for a callee that has none (a function pointer, ``table[i]``, ``ops->run``): the
+    callee expression as written, else ``<function pointer>``."""
+    text = "".join(t.spelling for t in callee.get_tokens()) if callee is not None else ""
+    return text if text and len(text) <= 60 else "<function pointer>"
 
 
 def _parameter_value(fn: ci.Cursor, param: ci.Cursor) -> Value:

@@ -37,7 +37,9 @@ def _first_sentence(s: str) -> str:
 
 
 def rule_descriptor(rule: Rule) -> dict:
-    summary, fix = _text(rule.summary) or _text(rule.message), _text(rule.fix)
+    from fusionlint.rules.docs import generic  # the templates' placeholders in words: no finding fills them
+
+    summary, fix = _text(rule.summary) or _text(generic(rule.message)), _text(generic(rule.fix))
     refs = [r for r in rule.references if r.get("source")]
     ref_text = "".join(f"\n- {r['source']}" + (f" <{r['url']}>" if r.get("url") else "") for r in refs)
     ref_md = "".join(f"\n- " + (f"[{r['source']}]({r['url']})" if r.get("url") else r["source"]) for r in refs)

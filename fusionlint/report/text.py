@@ -54,3 +54,22 @@ def format_statistics(findings: list[Finding]) -> str:
     names = {f.code: f.name for f in findings}
     rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return "".join(f"{n:>5}  {code}  {names[code]}\n" for code, n in rows)
+
+
+def format_undecided(undecided: list) -> str:
+    """``-v``: one line per check that unknown facts left undecided, with the reasons."""
+    lines = []
+    for u in sorted(set(undecided), key=lambda u: (u.path, u.line, u.column, u.code)):
+        lines.append(f"{u.path}:{u.line}:{u.column}: undecided: {u.code} ({u.name}): {'; '.join(u.reasons)}")
+    return "".join(f"fusionlint: {line}\n" for line in lines)
+
+
+def format_summary(files: int, findings: int, undecided: int, verbose: bool) -> str:
+    """``fusionlint: 12 files checked, 3 findings, 2 checks undecided (unknown values; -v lists them)``."""
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    text = f"fusionlint: {n(files, 'file')} checked, {n(findings, 'finding')}"
+    if undecided:
+        text += f", {n(undecided, 'check')} undecided (unknown values; {'listed above' if verbose else '-v lists them'})"
+    return text + "\n"

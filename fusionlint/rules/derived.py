@@ -1,7 +1,9 @@
 """Derived quantities that rules may name (``derived: NAME``): one small function each.
 
 A function takes the fact view of the rule's scope and returns a value, or ``None`` when the
-facts it needs are unknown (the rule then stays silent).
+facts it needs are unknown (the rule then stays silent). The engine traces which facts a
+function reads to tell an undecided check (a fact it read is unknown) from one that does not
+apply: read what decides applicability first, and return before reading the rest.
 """
 from __future__ import annotations
 
@@ -15,13 +17,19 @@ REGISTRY: dict[str, Callable[[View], Any]] = {}
 FACT_ROOTS = {
     # attribute_set scope
     "function", "object_kind", "attribute", "attribute_type", "attribute_size", "size", "value",
-    "value_name", "buffer", "buffer_type", "conditional",
+    "value_name", "buffer", "buffer_type", "buffer_size", "conditional",
     # configuration scope
     "kind", "matmul_desc", "layout_A", "layout_B", "layout_C", "layout_D", "preference", "operands",
     "pointer_types",
     # cutlass scope
     "api", "mode", "mainloop", "epilogue", "kernel", "gemm", "problem",
 }
+
+
+# For quantities that read many facts of which few are at fault: the facts to blame when the
+# quantity decides a rule (most telling first); the finding is reported at the write of the first
+# one the user wrote. A quantity without one is blamed on every fact it reads.
+BLAME: dict[str, Callable[[View], list[str]]] = {}
 
 
 def derived(name: str) -> Callable[[Callable[[View], Any]], Callable[[View], Any]]:
@@ -32,6 +40,30 @@ def derived(name: str) -> Callable[[Callable[[View], Any]], Callable[[View], Any
     return register
 
 
+def blame(name: str) -> Callable[[Callable[[View], list[str]]], Callable[[View], list[str]]]:
+    def register(fn: Callable[[View], list[str]]) -> Callable[[View], list[str]]:
+        BLAME[name] = fn
+        return fn
+
+    return register
+
+
+def _odd_ones(holders: list[tuple[str, Any]]) -> list[str]:
+    """The facts whose value differs from the most common one among ``holders`` ((fact, value),
+    unknown values left out); every fact when no value is in the majority."""
+    known = [(p, v) for p, v in holders if v is not None]
+    counts: dict[Any, int] = {}
+    for _, v in known:
+        counts[v] = counts.get(v, 0) + 1
+    if len(counts) < 2:
+        return []
+    top = max(counts.values())
+    majority = [v for v, n in counts.items() if n == top]
+    if len(majority) > 1:
+        return [p for p, _ in known]
+    return [p for p, v in known if v != majority[0]]
+
+
 @derived("size_matches_attribute")
 def size_matches_attribute(view: View) -> bool | None:
     """Does the ``sizeInBytes`` argument equal the byte size of the attribute's type?"""
@@ -39,6 +71,52 @@ def size_matches_attribute(view: View) -> bool | None:
     if not isinstance(size, int) or not isinstance(expected, int):
         return None
     return size == expected
+
+
+@blame("size_matches_attribute")
+def _size_blame(view: View) -> list[str]:
+    """The buffer when its type is what is wrong (the size is the buffer's), else the size."""
+    size, buffer_size = view.get("size"), view.get("buffer_size")
+    return ["buffer", "size"] if isinstance(buffer_size, int) and buffer_size == size else ["size", "buffer"]
+
+
+def _a(word: str) -> str:
+    """``an int32_t``, ``a uint64_t``, ``a void *``."""
+    return f"an {word}" if word[:1].lower() in "aeio" or word.startswith("un") else f"a {word}"
+
+
+def _sizeof_of(buffer: str) -> str:
+    """``sizeof(x)`` for a buffer argument spelt ``&x``; '' when it is not that simple."""
+    import re
+
+    m = re.fullmatch(r"&\s*([A-Za-z_][\w.\->\[\]]*)", buffer or "")
+    return f"sizeof({m.group(1)})" if m else ""
+
+
+@derived("size_fix")
+def size_fix(view: View) -> str | None:
+    """The fix of a SetAttribute size mismatch, from what is wrong: the size, the buffer's type, or both."""
+    size, expected, attr_type = view.get("size"), view.get("attribute_size"), view.get("attribute_type")
+    buf, buf_type, buf_size = view.get("buffer") or "", view.get("buffer_type"), view.get("buffer_size")
+    if not isinstance(size, int) or not isinstance(expected, int) or not isinstance(attr_type, str):
+        return None
+    is_pointer = attr_type.rstrip().endswith("*")
+    target = "the pointer itself" if is_pointer else attr_type
+    if not isinstance(buf_size, int) or not isinstance(buf_type, str):  # a void * or unknown buffer
+        return (f"pass sizeInBytes = {expected} (sizeof({attr_type.strip()})) with a buffer that holds "
+                f"{'a pointer' if is_pointer else _a(attr_type)}")
+    if buf_size == expected:  # the buffer is right: only the size is wrong
+        sizeof = _sizeof_of(buf)
+        what = f"{buf} ({buf_type}) is the right buffer for {target}" if not is_pointer else \
+            f"{buf} holds the pointer ({buf_type})"
+        return (f"{what}: pass {sizeof + ' = ' if sizeof else ''}{expected} as sizeInBytes, not {size}"
+                + (" (the size of the pointer, not of what it points to)" if is_pointer else ""))
+    if buf_size == size:  # the size is the buffer's: the buffer's type is wrong
+        return (f"the buffer {buf} is {buf_type} ({buf_size} bytes) but the attribute holds {attr_type} "
+                f"({expected} bytes): {'pass the address of a pointer variable' if is_pointer else 'declare it as ' + attr_type}"
+                f", and sizeof of it is then {expected}")
+    return (f"both are wrong: the buffer {buf} is {buf_type} ({buf_size} bytes) and sizeInBytes is {size}; use "
+            f"{_a(attr_type)} variable and pass sizeof of it ({expected})")
 
 
 # ---- cuBLASLt configuration quantities --------------------------------------------------------
@@ -127,6 +205,15 @@ def fp8_ab_pair_supported(view: View) -> bool | None:
                       ("CUDA_R_8F_E5M2", "CUDA_R_8F_E4M3")}
 
 
+@blame("fp8_ab_pair_supported")
+def _fp8_pair_blame(view: View) -> list[str]:
+    """The non-FP8 operand of a mixed pair, else B (E5M2 x E5M2: either could change)."""
+    a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
+    if (a in FP8_TYPES) != (b in FP8_TYPES):
+        return ["layout_B.TYPE" if a in FP8_TYPES else "layout_A.TYPE"]
+    return ["layout_B.TYPE", "layout_A.TYPE"]
+
+
 @derived("fp8_cd_supported")
 def fp8_cd_supported(view: View) -> bool | None:
     """C/D types allowed for an FP8 GEMM (cuBLASLt's FP8 table, checked on the H200)."""
@@ -141,6 +228,13 @@ def fp8_cd_supported(view: View) -> bool | None:
     if d == "CUDA_R_8F_E5M2":
         return c in ("CUDA_R_16BF", "CUDA_R_16F") and "CUDA_R_8F_E5M2" in (a, b)
     return False
+
+
+@blame("fp8_cd_supported")
+def _fp8_cd_blame(view: View) -> list[str]:
+    """C when it is FP8 (never allowed), else D's type, then C's."""
+    return ["layout_C.TYPE", "layout_D.TYPE"] if _layout(view, "C", "TYPE") in FP8_TYPES else \
+        ["layout_D.TYPE", "layout_C.TYPE"]
 
 
 _SCALE_FOR_COMPUTE = {
@@ -252,6 +346,12 @@ def batch_counts_equal(view: View) -> bool | None:
     return len(set(counts)) == 1
 
 
+@blame("batch_counts_equal")
+def _batch_blame(view: View) -> list[str]:
+    """The layouts whose batch count differs from the others'."""
+    return _odd_ones([(f"layout_{m}.BATCH_COUNT", _layout(view, m, "BATCH_COUNT")) for m in "ABCD"])
+
+
 @derived("batch_counts")
 def batch_counts(view: View) -> str:
     return ", ".join(f"{m}={_layout(view, m, 'BATCH_COUNT')}" for m in "ABCD")
@@ -273,6 +373,22 @@ def fp8_16_byte_aligned(view: View) -> bool | None:
     if any(v % 16 for v in known):
         return False
     return True if len(known) == len(values) else None
+
+
+@blame("fp8_16_byte_aligned")
+def _fp8_alignment_blame(view: View) -> list[str]:
+    """The leading dimensions (and A's K extent) that are not 16-byte multiples."""
+    out = [f"layout_{m}.LD" for m in "AB" if isinstance(_layout(view, m, "LD"), int) and _layout(view, m, "LD") % 16]
+    if _layout(view, "A", "ORDER") == "CUBLASLT_ORDER_COL" and _get(view, "matmul_desc.TRANSA") is not None:
+        k_name = "ROWS" if _get(view, "matmul_desc.TRANSA") in TRANSPOSED else "COLS"
+        k = _layout(view, "A", k_name)
+        if isinstance(k, int) and k % 16:
+            out.append(f"layout_A.{k_name}")
+    for m in "CD":
+        ld, t = _layout(view, m, "LD"), _layout(view, m, "TYPE")
+        if isinstance(ld, int) and t in ELEMENT_BYTES and (ld * ELEMENT_BYTES[t]) % 16:
+            out.append(f"layout_{m}.LD")
+    return out
 
 
 @derived("k_extent")
@@ -327,6 +443,33 @@ def matmul_shape_conflicts(view: View) -> str:
     return "; ".join(_shape_conflicts(view))
 
 
+def _extent_fact(view: View, m: str, dim: int) -> str:
+    """The layout field that holds row (0) or column (1) ``dim`` of op(m) (op() only for A and B)."""
+    trans = _get(view, f"matmul_desc.TRANS{m}") if m in "AB" else None
+    if trans in TRANSPOSED:
+        dim = 1 - dim
+    return f"layout_{m}.{'ROWS' if dim == 0 else 'COLS'}"
+
+
+@blame("matmul_shapes_agree")
+def _shape_blame(view: View) -> list[str]:
+    """The operands define the problem (m and k from op(A), n from op(B)); the layout checked
+    against them is at fault: D's rows or columns, op(B)'s k, and C where it is not D's shape."""
+    a, b, c, d = _op_shape(view, "A"), _op_shape(view, "B"), _shape(view, "C"), _shape(view, "D")
+    out = []
+    if a and d and a[0] != d[0]:
+        out.append("layout_D.ROWS")
+    if b and d and b[1] != d[1]:
+        out.append("layout_D.COLS")
+    if a and b and a[1] != b[0]:
+        out.append(_extent_fact(view, "B", 0))
+    if c and d and c[0] != d[0]:
+        out.append("layout_C.ROWS")
+    if c and d and c[1] != d[1]:
+        out.append("layout_C.COLS")
+    return out
+
+
 def _ld_conflicts(view: View) -> list[str]:
     """Layouts whose leading dimension is below the rows (CUBLASLT_ORDER_COL) or the columns
     (CUBLASLT_ORDER_ROW) of the matrix, so that columns (rows) would overlap."""
@@ -355,6 +498,12 @@ def leading_dimensions_cover(view: View) -> bool | None:
 @derived("leading_dimension_conflicts")
 def leading_dimension_conflicts(view: View) -> str:
     return "; ".join(_ld_conflicts(view))
+
+
+@blame("leading_dimensions_cover")
+def _ld_blame(view: View) -> list[str]:
+    """The leading dimensions that are too small."""
+    return [f"layout_{c.split(' ')[0]}.LD" for c in _ld_conflicts(view)]
 
 
 @derived("aux_type_is_d_type")
@@ -495,9 +644,11 @@ def mainloop_smem_bytes(view: View) -> int | None:
     """Shared memory of an explicit StageCount<N> mainloop: N x (A tile + B tile + 16 B of barriers).
     A lower bound of the kernel's total (the epilogue and scheduler come on top)."""
     values = _part(view, "mainloop")
+    if values.get("stage_count_kind") != "fixed":  # checked first: what it reads is what the value depends on
+        return None
     stages, m, n, k = values.get("stages"), _tile(view, 0), _tile(view, 1), _tile(view, 2)
     bits_a, bits_b = values.get("element_a_bits"), values.get("element_b_bits")
-    if values.get("stage_count_kind") != "fixed" or not all(isinstance(x, int) for x in (stages, m, n, k, bits_a, bits_b)):
+    if not all(isinstance(x, int) for x in (stages, m, n, k, bits_a, bits_b)):
         return None
     per_stage = -(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)
     return stages * (per_stage + 16)

@@ -45,6 +45,7 @@ class Rule:
     evidence: dict = field(default_factory=dict)
     at: str = "heuristic"
     source: str = ""  # file:line of the rule's definition
+    about: tuple[str, ...] = ()  # the facts a finding is about, most telling first (where it is reported)
 
     def applies_to(self, arch: str) -> bool:
         return not self.arch or arch in self.arch or arch.rstrip("a") in self.arch
@@ -100,7 +101,7 @@ def _fact_fields() -> dict[str, dict[str, frozenset[str] | str | None]]:
     desc = short("cublasLtMatmulDescAttributes_t", "CUBLASLT_MATMUL_DESC_")
     layout = short("cublasLtMatrixLayoutAttribute_t", "CUBLASLT_MATRIX_LAYOUT_")
     attribute_set = dict.fromkeys(("function", "object_kind", "attribute", "attribute_type", "attribute_size", "size",
-                                   "value", "value_name", "buffer", "buffer_type", "conditional"))
+                                   "value", "value_name", "buffer", "buffer_type", "buffer_size", "conditional"))
     configuration = {"kind": None, "matmul_desc": desc, **{f"layout_{m}": layout for m in "ABCD"},
                      "preference": short("cublasLtMatmulPreferenceAttributes_t", "CUBLASLT_MATMUL_PREF_"),
                      "operands": _ANY, "pointer_types": desc}
@@ -247,11 +248,15 @@ def load_ruleset(path: Path | str, text: str | None = None) -> list[Rule]:
             problem = _fact_problem(raw["at"], raw["scope"])
             if problem:
                 problems.append((["rules", i, "at"], problem.replace("fact", "field", 1)))
+        for j, fact in enumerate(raw.get("about", ())):
+            problem = _fact_problem(fact, raw["scope"])
+            if problem:
+                problems.append((["rules", i, "about", j], problem))
         rules.append(Rule(id=raw["id"], name=raw["name"], severity=raw["severity"], scope=raw["scope"],
                           when=raw["when"], message=raw["message"], fix=raw["fix"],
                           references=tuple(raw["references"]), arch=tuple(raw.get("arch", ())),
                           summary=raw.get("summary", ""), evidence=raw.get("evidence", {}),
-                          at=raw.get("at", "heuristic"),
+                          at=raw.get("at", "heuristic"), about=tuple(raw.get("about", ())),
                           source=f"{path}:{line}"))
     if problems:
         where, problem = problems[0]

@@ -1,7 +1,9 @@
 """``fusionlint test-rules``: check annotated fixtures, semgrep style.
 
 ``// ruleid: FLnnn`` means the next code line must get an FLnnn finding; ``// ok: FLnnn``
-means it must not. Several codes may be listed, comma-separated.
+means it must not. Several codes may be listed, comma-separated. When that line starts a
+statement broken over lines, a finding on any of its lines counts (a finding's caret sits on the
+offending argument, which may be on a later line of the call).
 """
 from __future__ import annotations
 
@@ -55,12 +57,29 @@ def check_fixture(path: Path, rules: list[Rule], options: ParseOptions, arch: st
     if checked.error:
         result.error = checked.error
         return result
-    annotated_codes = {code for code, _ in want | forbid}
-    got = {(f.code, f.line) for f in checked.findings}
-    result.missed = want - got
-    # Findings of annotated rules on lines nobody annotated are unexpected too.
-    result.unexpected = (forbid & got) | {g for g in got if g[0] in annotated_codes and g not in want}
+    result.missed, result.unexpected = match(path.read_text(encoding="utf-8", errors="replace"), checked.findings,
+                                             want, forbid)
     return result
+
+
+def match(text: str, findings: list, want: set[tuple[str, int]],
+          forbid: set[tuple[str, int]]) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+    """(missed, unexpected) ``(code, line)`` pairs of findings (``code``, ``line``, ``column``)
+    against a fixture's annotations: a finding answers for its own line and for the first line of
+    the statement it lies in; findings of annotated codes that answer no ``ruleid`` are unexpected."""
+    from fusionlint.statements import containing, statements
+
+    stmts = statements(text.splitlines())
+    annotated_codes = {code for code, _ in want | forbid}
+    got: set[tuple[str, int]] = set()
+    unexpected: set[tuple[str, int]] = set()
+    for f in findings:
+        st = containing(stmts, f.line, f.column)
+        marks = {(f.code, f.line)} | ({(f.code, st.first[0])} if st is not None else set())
+        got |= marks
+        if (marks & forbid) or (f.code in annotated_codes and not marks & want):
+            unexpected.add((f.code, f.line))
+    return want - got, unexpected
 
 
 def annotated_files(paths: list[Path]) -> list[Path]:

@@ -1,14 +1,16 @@
 """FL127: a cuBLASLt configuration against the measured support table (fusionlint/support_table.py).
 
 The configuration's fact view is mapped onto the table's fields; a value the front end could
-not resolve becomes the field's whole domain, an attribute nobody set becomes "unset" (only when
-every write to the objects was resolved; otherwise either), and a value equal to the attribute's
+not resolve becomes the field's whole domain, an attribute nobody set becomes "unset" (only where its
+absence is decided: every write to the descriptor names a known attribute and it did not escape;
+otherwise either), and a value equal to the attribute's
 default may be either "unset" or that value. The finding is raised only when no completion is
 supported; it names the call and status cuBLASLt gave in the sweep and the nearest supported
 configurations (fewest fields changed).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fusionlint.findings import BUILTIN_CODES
@@ -43,15 +45,19 @@ def _plain(v: Any) -> Any:
     return _UNKNOWN
 
 
-def table_config(view: dict, complete: bool) -> dict[str, Any]:
-    """``{table field: value | [candidates] | None (unknown)}`` for one configuration view."""
-    from fusionlint.rules.engine import ABSENT, RUNTIME, UNKNOWN
+def table_config(view: dict, complete: bool | Callable[[str], bool]) -> dict[str, Any]:
+    """``{table field: value | [candidates] | None (unknown)}`` for one configuration view.
+    ``complete`` says whether an attribute missing from the view was never set: one answer for
+    every attribute, or per attribute (``complete("matmul_desc.BIAS_POINTER")``, the engine's
+    per-attribute absence)."""
+    from fusionlint.rules.markers import ABSENT, RUNTIME, UNKNOWN
 
     desc = view.get("matmul_desc", {}) or {}
     out: dict[str, Any] = {}
 
-    def absent_or_unknown(default: Any) -> Any:
-        return default if complete else None
+    def absent_or_unknown(default: Any, attr: str) -> Any:
+        known = complete(f"matmul_desc.{attr}") if callable(complete) else complete
+        return default if known else None
 
     for m in "ABCD":
         layout = view.get(f"layout_{m}", {}) or {}
@@ -68,7 +74,7 @@ def table_config(view: dict, complete: bool) -> dict[str, Any]:
     for field, attr in _DESC_VALUES.items():
         v = desc.get(attr, ABSENT)
         if v is ABSENT:
-            out[field] = absent_or_unknown(_ABSENT_MEANS.get(field, NOT_SET_VALUE))
+            out[field] = absent_or_unknown(_ABSENT_MEANS.get(field, NOT_SET_VALUE), attr)
             continue
         p = _plain(v)
         if p is _UNKNOWN or v is UNKNOWN:
@@ -83,7 +89,7 @@ def table_config(view: dict, complete: bool) -> dict[str, Any]:
     for field, attr in _DESC_POINTERS.items():
         v = desc.get(attr, ABSENT)
         if v is ABSENT:
-            out[field] = absent_or_unknown(False)
+            out[field] = absent_or_unknown(False, attr)
         elif v is RUNTIME:
             out[field] = True
         elif v is UNKNOWN:
@@ -126,7 +132,8 @@ def nearest_text(table: SupportTable, suggestions: list[tuple[str, list]]) -> st
     return "; ".join(out)
 
 
-def check_view(table: SupportTable, view: dict, complete: bool) -> tuple[Verdict, str, str] | None:
+def check_view(table: SupportTable, view: dict,
+               complete: bool | Callable[[str], bool]) -> tuple[Verdict, str, str] | None:
     """(verdict, message, fix) when the table says no completion of this configuration is
     supported; None otherwise (supported, or outside the measured space)."""
     config = table_config(view, complete)
