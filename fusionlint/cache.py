@@ -216,6 +216,7 @@ class CachedResult:
     findings: list[Finding]
     error: str | None = None
     skipped: str | None = None
+    missing_headers: list[str] = dataclasses.field(default_factory=list)  # reported again on a cache hit
     undecided: list = dataclasses.field(default_factory=list)  # findings.Undecided
 
 
@@ -241,7 +242,11 @@ class Cache:
         if data is not None and data.get("key") == key and _still_valid(data.get("deps"), data.get("absent")):
             try:
                 r = data["result"]
-                result = CachedResult([finding_from_dict(d) for d in r["findings"]], r.get("error"), r.get("skipped"))
+                missing = r.get("missing", [])
+                if not (isinstance(missing, list) and all(isinstance(m, str) for m in missing)):
+                    raise TypeError("missing headers")
+                result = CachedResult([finding_from_dict(d) for d in r["findings"]], r.get("error"), r.get("skipped"),
+                                      list(missing))
                 result.undecided = [Undecided.from_dict(u) for u in r.get("undecided", [])]
             except (KeyError, TypeError, ValueError):
                 result = None
@@ -252,12 +257,12 @@ class Cache:
         return result
 
     def store(self, key: str, findings: list[Finding], deps: list[list[str]], absent: list[str],
-              skipped: str | None = None, undecided: list = ()) -> bool:
+              skipped: str | None = None, missing: list[str] = (), undecided: list = ()) -> bool:
         data = findings_to_json(findings)
         if data is None:
             return False
         entry = {"key": key, "deps": deps, "absent": absent, "created": time.time(),
-                 "result": {"findings": data, "error": None, "skipped": skipped}}
+                 "result": {"findings": data, "error": None, "skipped": skipped, "missing": list(missing)}}
         entry["result"]["undecided"] = [u.to_dict() for u in undecided]
         ok = write_atomic(self._result_path(key), json.dumps(entry).encode("utf-8"))
         self.wrote |= ok

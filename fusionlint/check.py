@@ -97,10 +97,13 @@ class Checker:
         self._parents: dict[str, Path] = {}
         self._arg_memo: dict[tuple, list[str]] = {}
         self._dir_settings: dict[Path, tuple[Settings, bool]] = {}
-        self._dir_options: dict[tuple[Path, bool], tuple[ParseOptions, str, list[str]]] = {}
+        self._dir_options: dict[tuple[Path, bool], tuple[ParseOptions, str, str, list[str]]] = {}
+        self._arch_uses: dict[tuple[str, str], Settings] = {}  # (arch, where it came from) -> settings
         self._noted: set[Path] = set()
         self._notes_said: set[str] = set()
         self.undecided: list = []  # findings.Undecided of the selected rules, in file order
+        self.notes: list = []  # notes.Note: what the report formats show besides the findings
+        self._library_missing: dict[str, list[str]] = {}  # file -> CUTLASS/CCCL headers found nowhere
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
         self.pfi = None
         if args.per_file_ignores:
@@ -181,6 +184,19 @@ class Checker:
         for s in list(self._settings.values()):
             s.selection  # noqa: B018 - made (and checked) on first use
             s.rules.support()  # a support table that cannot be read is an error now (forked workers inherit it)
+        self.arch_notes()
+
+    def arch_notes(self) -> None:
+        """A note for each architecture the files are checked for that no rule is written for
+        (``sm_80`` from a compilation database: only the architecture-independent rules run)."""
+        from fusionlint import arch as archs
+
+        for (arch, where), s in self._arch_uses.items():
+            rules = s.rules.get()
+            note = archs.no_rules_note(arch, rules, f"from {where}")
+            if not archs.has_rules(arch, rules) and note not in self._notes_said:
+                self._notes_said.add(note)
+                print(f"fusionlint: note: {note}", file=sys.stderr)
 
     def _real_parent(self, path: Path) -> Path:
         """``path.resolve().parent``, resolved once per directory (resolving is the slow part of
@@ -207,6 +223,12 @@ class Checker:
         return db.lookup(path) or compile_db.CompileFlags()
 
     def options(self, path: Path, s: Settings, real_parent: Path | None = None) -> tuple[ParseOptions, str]:
+        options, arch, _ = self.options_and_arch_source(path, s, real_parent)
+        return options, arch
+
+    def options_and_arch_source(self, path: Path, s: Settings,
+                                real_parent: Path | None = None) -> tuple[ParseOptions, str, str]:
+        """The file's parse options, its target arch, and where the arch came from."""
         a, cfg, flags = self.args, s.cfg, self._flags(path, real_parent)
         options = ParseOptions(
             include_dirs=[*(a.include or ()), *flags.include_dirs, *(cfg.include_dirs if cfg else ())],
@@ -214,31 +236,43 @@ class Checker:
             extra_args=list(flags.extra_args),
             std=a.std or flags.std or (cfg.std if cfg else None) or DEFAULT_STD,
             use_system_headers=not a.no_system_headers)
-        return options, a.arch or flags.arch or (cfg.arch if cfg else None) or DEFAULT_ARCH
+        if a.arch:
+            arch, where = a.arch, "--arch"
+        elif flags.arch:
+            arch, where = flags.arch, flags.arch_from or "compile_commands.json"
+        elif cfg is not None and cfg.arch:
+            arch, where = cfg.arch, f"{cfg.path}: arch"
+        else:
+            arch, where = DEFAULT_ARCH, "the default"
+        return options, arch, where
 
-    def prepare(self, index: int, path: Path) -> Prepared | None:
+    def prepare(self, index: int, path: Path, exclude: bool = True) -> Prepared | None:
         """What checking ``path`` takes: nothing (excluded: None), nothing more (pre-filtered or
-        cached: the result), or a task for a worker."""
+        cached: the result), or a task for a worker. ``exclude=False``: the excludes do not apply
+        (``test-rules`` checks every annotated fixture it is given)."""
         from fusionlint.workers import Task
 
         real_parent = self._real_parent(path)
         s, db_dir = self._per_dir(real_parent)
-        if s.excluded(path):
+        if exclude and s.excluded(path):
             return None
         if db_dir:  # a compilation database: each file has its own flags
-            options, arch = self.options(path, s, real_parent)
+            options, arch, arch_from = self.options_and_arch_source(path, s, real_parent)
             args = self._args(path, options)
         else:  # the same for every file of the directory and language
             cuda = path.suffix.lower() in CUDA_SUFFIXES
             if (real_parent, cuda) not in self._dir_options:
-                options, arch = self.options(path, s, real_parent)
-                self._dir_options[real_parent, cuda] = (options, arch, self._args(path, options))
-            options, arch, args = self._dir_options[real_parent, cuda]
+                options, arch, arch_from = self.options_and_arch_source(path, s, real_parent)
+                self._dir_options[real_parent, cuda] = (options, arch, arch_from, self._args(path, options))
+            options, arch, arch_from, args = self._dir_options[real_parent, cuda]
             options = dataclasses.replace(options)
         spath = str(path)
         if self.prefilter is not None and not self.prefilter.relevant(spath, args, options.defines):
             return Prepared(path, s, cache.CachedResult([]), directives=self.prefilter.mentions_fusionlint(spath),
                             how="prefiltered")
+        self._arch_uses.setdefault((arch, arch_from), s)
+        if getattr(self.args, "verbose", False):
+            print(f"fusionlint: note: {path}: arch {arch} (from {arch_from})", file=sys.stderr)
         key = content = None
         if self.cache is not None:
             content = cache.file_hash(spath)
@@ -273,12 +307,35 @@ class Checker:
             print(f"fusionlint: {p.path}: skipped: {result.skipped}", file=sys.stderr)
         if result.error:
             print(f"fusionlint: {p.path}: {result.error}", file=sys.stderr)
+        if result.missing_headers:
+            self._note_missing_headers(str(p.path), result.missing_headers)
         from fusionlint import suppress
 
         s = p.settings
         kept = suppress.apply(result.findings, [str(p.path)], s.known) if (result.findings or p.directives) else []
         self.undecided += [u for u in result.undecided if s.selection.enabled(u.code, u.path)]
         return [f for f in kept if s.selection.enabled(f.code, f.path)], bool(result.error)
+
+    def _note_missing_headers(self, path: str, headers: list[str]) -> None:
+        """A note per header found nowhere (``notes.py``); CUTLASS/CCCL headers are summed up at the
+        end of the run (``finish_notes``), per file with ``-v``."""
+        from fusionlint import notes
+
+        for note in notes.missing_header_notes(path, headers):
+            self.notes.append(note)
+            if note.detail:
+                self._library_missing[path] = [h for h in headers if notes.library_of(h)]
+            if not note.detail or getattr(self.args, "verbose", False):
+                print(f"fusionlint: note: {note.text()}", file=sys.stderr)
+
+    def finish_notes(self) -> None:
+        """The run's summary notes, after every file's own."""
+        from fusionlint import notes
+
+        summary = notes.library_summary(self._library_missing)
+        if summary is not None:
+            self.notes.append(summary)
+            print(f"fusionlint: note: {summary.text()}", file=sys.stderr)
 
     def check(self, path: Path) -> tuple[list[Finding], bool] | None:
         """The reported findings of one file and whether it failed; None when excluded (in this process)."""
@@ -289,9 +346,24 @@ class Checker:
             return None
         if p.result is None:
             o = run_task(p.task, str(self.cache.root) if self.cache else None)
-            p.result = cache.CachedResult(o.findings, o.error, o.skipped)
+            p.result = cache.CachedResult(o.findings, o.error, o.skipped, o.missing_headers)
             p.result.undecided = o.undecided
         return self.report(p, p.result)
+
+    def prime(self, tasks: list) -> None:
+        """Before forking the workers of ``tasks``: what they all need, loaded once here and inherited."""
+        if not tasks:
+            return
+        from fusionlint import pipeline
+
+        if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
+            pipeline.import_extractors()  # imports them while libclang parses (pipeline.extract_file)
+        if self.cache is not None:  # the stand-in headers (and API model), inherited by the workers
+            self.cache.prime_api_model(load_model=len(tasks) > 1)
+        else:
+            from fusionlint.frontend.parse import stand_in_headers
+
+            stand_in_headers()
 
     def all_rules(self) -> list[Rule]:
         by_id = {r.id: r for s in self._settings.values() for r in s.rules.get()}
@@ -324,11 +396,16 @@ def check_paths(paths: list[str]) -> None:
             raise UsageError(f"{raw}: refusing to check the whole file system; name the project's directories")
 
 
-def run_check(args: argparse.Namespace, files: list[Path]) -> int:
+def run_check_setup() -> None:
+    """A run reads config files and compilation databases afresh (in-process runs: the tests)."""
     config.config_for_dir.cache_clear()
     config.load_config.cache_clear()
     compile_db.discover.cache_clear()
     compile_db.load.cache_clear()
+
+
+def run_check(args: argparse.Namespace, files: list[Path]) -> int:
+    run_check_setup()
     if args.update_baseline and not args.baseline:
         raise UsageError("--update-baseline needs --baseline FILE")
     jobs = getattr(args, "jobs", None) or default_jobs()
@@ -337,12 +414,22 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
     if max_files and len(files) > max_files:
         raise UsageError(f"{len(files)} source files to check (more than --max-files {max_files}): "
                          "name the project's source directories, or raise --max-files")
+    from fusionlint.progress import Progress, wanted
+
+    with Progress(len(files), wanted(getattr(args, "quiet", False))) as progress:
+        return _run_check(args, files, jobs, timeout, progress)
+
+
+def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: float, progress) -> int:
     checker = Checker(args)
     prepared: list[Prepared] = []
     for f in files:
         p = checker.prepare(len(prepared), f)
         if p is not None:
             prepared.append(p)
+        progress.tick()
+    progress.total = len(prepared)
+    progress.finished(sum(p.result is not None for p in prepared))
     findings: set[Finding] = set()
     checked: list[str] = []
     failed = 0
@@ -359,42 +446,40 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
             done += 1
 
     def on_outcome(o) -> None:
-        prepared[o.index].result = cache.CachedResult(o.findings, o.error, o.skipped)
+        prepared[o.index].result = cache.CachedResult(o.findings, o.error, o.skipped, o.missing_headers)
         prepared[o.index].result.undecided = o.undecided
         outcomes.append(o)
+        progress.finished()
         report_ready()
 
     outcomes: list = []
     tasks = [p.task for p in prepared if p.result is None]
     cache_root = str(checker.cache.root) if checker.cache else None
-    if tasks:
-        from fusionlint import pipeline, workers
+    checker.prime(tasks)
+    from fusionlint import workers
 
-        if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
-            pipeline.import_extractors()  # imports them while libclang parses (pipeline.extract_file)
-        if checker.cache is not None:  # the stand-in headers (and API model), inherited by the workers
-            checker.cache.prime_api_model(load_model=len(tasks) > 1)
-        else:
-            from fusionlint.frontend.parse import stand_in_headers
-
-            stand_in_headers()
     if len(tasks) == 1 and workers.can_isolate():
         # A single file (pre-commit's usual case): its child starts parsing now, and this process
         # reads the rules, checks the selection and reports the other files while it parses.
         one = workers.OneFile(tasks[0], timeout or None, cache_root)
+        progress.started(tasks[0].path)
         try:
             checker.validate()
             report_ready()
             _import_report_modules(args)
-            on_outcome(one.outcome())
+            on_outcome(one.outcome(on_tick=progress.tick if progress.enabled else None))
         finally:
             one.cancel()
     else:
         checker.validate()  # the rules are read here, so forked workers inherit them
         report_ready()
         if tasks:
-            workers.run_tasks(tasks, jobs, timeout or None, cache_root, on_outcome)
+            workers.run_tasks(tasks, jobs, timeout or None, cache_root, on_outcome,
+                              on_start=lambda t: progress.started(t.path),
+                              on_tick=progress.tick if progress.enabled else None)
     report_ready()
+    progress.clear()
+    checker.finish_notes()
     if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in outcomes)):
         checker.cache.evict()
     _write_stats(checker, prepared, tasks, outcomes)
@@ -414,7 +499,7 @@ def run_check(args: argparse.Namespace, files: list[Path]) -> int:
     from fusionlint.paths import project_root
     from fusionlint.report import ReportContext, render
 
-    ctx = ReportContext(project_root(), checked, checker.all_rules(), args.show_source, color)
+    ctx = ReportContext(project_root(), checked, checker.all_rules(), args.show_source, color, checker.notes)
     out = render(fmt, ordered, ctx)
     if args.statistics:
         from fusionlint.report.text import format_statistics

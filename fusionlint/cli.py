@@ -17,7 +17,8 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server")
-# facts, graph, probe and test-rules parse each file in a forked child (workers.call_isolated) with this limit
+# facts, graph and probe parse each file in a forked child (workers.call_isolated) with this limit;
+# test-rules goes through check's workers, with this as its default --timeout
 ISOLATED_TIMEOUT = 600.0
 
 
@@ -42,6 +43,31 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _arch(text: str) -> str:
+    """``--arch``: one of the spellings ``fusionlint.arch`` accepts, normalized (``90`` -> ``sm_90``)."""
+    from fusionlint.arch import argument
+
+    return argument(text)
+
+
+def _add_speed_args(p: argparse.ArgumentParser, timeout: int):
+    """Workers, time limit, cache and precompiled headers: the same for check and test-rules."""
+    speed = p.add_argument_group("speed")
+    speed.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
+                       help="check N files at a time in worker processes (default: all cores)")
+    speed.add_argument("--timeout", type=float, default=float(timeout), metavar="SECONDS",
+                       help=f"give up on a file after SECONDS, reported as FL000 (default: {timeout}; 0: no limit)")
+    speed.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the result cache and precompiled headers")
+    speed.add_argument("--cache-dir", metavar="DIR",
+                       help="cache directory (default: $FUSIONLINT_CACHE_DIR, else $XDG_CACHE_HOME/fusionlint, "
+                            "else ~/.cache/fusionlint)")
+    speed.add_argument("--no-pch", action="store_true", help="do not use precompiled headers")
+    speed.add_argument("--no-prefilter", action="store_true",
+                       help="parse every file, also those that name neither cuBLASLt nor CUTLASS")
+    return speed
+
+
 def _add_frontend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-I", "--include", action="append", metavar="DIR", help="add an include directory")
     p.add_argument("-D", "--define", action="append", metavar="NAME[=VALUE]", help="define a macro")
@@ -51,17 +77,19 @@ def _add_frontend_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fusionlint",
-                                     description="Static linter for cuBLASLt and CUTLASS GEMM configurations on Hopper (sm_90).")
+    parser = _TopParser(prog="fusionlint", usage="fusionlint [check] [OPTIONS] PATH...\n       fusionlint COMMAND ...",
+                        description="Static linter for cuBLASLt and CUTLASS GEMM configurations on Hopper (sm_90).")
     parser.add_argument("--version", action="version", version=f"fusionlint {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND", prog="fusionlint")
 
     check = sub.add_parser("check", help="check files and directories (the default command)")
     check.add_argument("paths", nargs="+", metavar="PATH")
     check.add_argument("--output-format", choices=["text", "json", "sarif", "github", "junit"],
                        help="default: text (github when GITHUB_ACTIONS is set)")
     check.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
-    check.add_argument("--arch", help="target architecture (default: from the compilation database or config, else sm_90)")
+    check.add_argument("--arch", type=_arch, metavar="ARCH",
+                       help="target architecture of the rules: sm_90 or sm_90a (also 90, 90a, compute_90; "
+                            "default: from the compilation database or config, else sm_90)")
     check.add_argument("--ruleset", action="append", metavar="FILE", help="add a ruleset file (repeatable)")
     check.add_argument("--only-rulesets", action="store_true", help="use only the --ruleset files, not the built-in rules")
     check.add_argument("--support-table", metavar="FILE",
@@ -82,22 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-p", "--compile-commands", metavar="PATH",
                        help="compile_commands.json (or its directory); default: the nearest one above each file")
     check.add_argument("-v", "--verbose", action="store_true",
-                       help="also report what was dropped from compile commands (plugins, response files)")
-    speed = check.add_argument_group("speed")
-    speed.add_argument("-j", "--jobs", type=_positive_int, metavar="N",
-                       help="check N files at a time in worker processes (default: all cores)")
-    speed.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                       help="give up on a file after SECONDS, reported as FL000 (default: 120; 0: no limit)")
-    speed.add_argument("--no-cache", action="store_true",
-                       help="neither read nor write the result cache and precompiled headers")
-    speed.add_argument("--cache-dir", metavar="DIR",
-                       help="cache directory (default: $FUSIONLINT_CACHE_DIR, else $XDG_CACHE_HOME/fusionlint, "
-                            "else ~/.cache/fusionlint)")
-    speed.add_argument("--no-pch", action="store_true", help="do not use precompiled headers")
-    speed.add_argument("--no-prefilter", action="store_true",
-                       help="parse every file, also those that name neither cuBLASLt nor CUTLASS")
-    speed.add_argument("--max-files", type=int, default=100_000, metavar="N",
-                       help="refuse to check more than N files (default: 100000; 0: no limit)")
+                       help="also print each file's arch and where it came from, the files checked without the "
+                            "CUTLASS headers, and what was dropped from compile commands (plugins, response files)")
+    check.add_argument("-q", "--quiet", action="store_true",
+                       help="no progress line (shown only when stderr is a terminal)")
+    _add_speed_args(check, timeout=120).add_argument(
+        "--max-files", type=int, default=100_000, metavar="N",
+        help="refuse to check more than N files (default: 100000; 0: no limit)")
     _add_frontend_args(check)
 
     facts = sub.add_parser("facts", help="print the configurations extracted from files")
@@ -111,14 +130,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_frontend_args(graph)
 
     rule = sub.add_parser("rule", help="show the documentation of a rule")
-    rule.add_argument("code", nargs="?", metavar="FLnnn")
-    rule.add_argument("--all", action="store_true", help="list every rule")
+    rule.add_argument("code", nargs="?", metavar="FLnnn|NAME", help="a rule's code (FL100) or name (set-attribute-size-mismatch)")
+    rule.add_argument("--all", action="store_true", help="list every rule, the built-in codes (FL000, FL001, ...) included")
     rule.add_argument("--ruleset", action="append", metavar="FILE")
     rule.add_argument("--output-format", choices=["text", "json"], default="text")
 
-    probe = sub.add_parser("probe", help="write a runnable probe program for each extracted GEMM configuration")
+    probe = sub.add_parser("probe", help="write a runnable probe program for each extracted GEMM configuration "
+                                         "(cuBLASLt and CUTLASS)")
     probe.add_argument("paths", nargs="+", metavar="PATH")
-    probe.add_argument("--out", required=True, metavar="DIR", help="directory for the generated programs")
+    probe.add_argument("-o", "--output-dir", "--out", dest="output_dir", required=True, metavar="DIR",
+                       help="directory for the generated programs (--out: the same)")
     _add_frontend_args(probe)
 
     verify = sub.add_parser("verify", help="build and run a probe of each extracted configuration on this GPU and "
@@ -131,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--time-limit", type=int, metavar="S",
                         help="for the whole run: what is not built and run by then is reported as not verified")
     verify.add_argument("--json", metavar="FILE", help="also write the result as JSON to FILE")
-    verify.add_argument("--arch", default="sm_90a", help="target architecture (default: sm_90a)")
+    verify.add_argument("--arch", type=_arch, default="sm_90a", metavar="ARCH",
+                        help="target architecture (sm_90a, sm_90, 90a, compute_90...; default: sm_90a)")
     verify.add_argument("--ruleset", action="append", metavar="FILE")
     verify.add_argument("-v", "--verbose", action="store_true", help="report each lint and build on stderr as it ends")
     _add_frontend_args(verify)
@@ -153,10 +175,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     test = sub.add_parser("test-rules", help="check ruleid/ok-annotated fixture files against the rules")
     test.add_argument("paths", nargs="*", metavar="PATH", default=["fixtures"])
-    test.add_argument("--ruleset", action="append", metavar="FILE")
-    test.add_argument("--arch", default="sm_90")
+    test.add_argument("--ruleset", action="append", metavar="FILE", help="add a ruleset file (repeatable)")
+    test.add_argument("--only-rulesets", action="store_true", help="use only the --ruleset files, not the built-in rules")
+    test.add_argument("--arch", type=_arch, metavar="ARCH",
+                      help="target architecture of the rules (as for check: from the compilation database or config, "
+                           "else sm_90)")
+    test.add_argument("-p", "--compile-commands", metavar="PATH", help="compile_commands.json (or its directory)")
+    test.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    _add_speed_args(test, timeout=int(ISOLATED_TIMEOUT))
     _add_frontend_args(test)
+    parser.check_parser = check
     return parser
+
+
+class _TopParser(argparse.ArgumentParser):
+    """``fusionlint --help`` (and ``fusionlint`` alone) ends with the options of ``check``, the
+    default command, as ruff and clang-tidy show their lint options at the top level; formatted
+    only when asked for, so start-up does not pay for it."""
+
+    check_parser: argparse.ArgumentParser | None = None
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if self.check_parser is None:
+            return text
+        check = self.check_parser.format_help()
+        options = check[check.index("\n\n") + 2:] if "\n\n" in check else check  # without check's usage
+        return (text + "\ncheck (the default command: `fusionlint PATH...` is `fusionlint check PATH...`):\n\n"
+                + options.rstrip() + "\n\n`fusionlint COMMAND --help` shows the options of the other commands; "
+                "`fusionlint rule --all` lists the rules.\n")
 
 
 def _collect(paths: list[str]) -> list[Path]:
@@ -227,57 +274,110 @@ def cmd_graph(args: argparse.Namespace) -> int:
         print(f"fusionlint: {path}: not checked: {exc}", file=sys.stderr)
         return EXIT_ERROR
     g = graph.build(facts)
+    if not facts.configurations and not facts.cutlass:
+        print(f"fusionlint: {path}: no cuBLASLt or CUTLASS GEMM found: the graph is empty", file=sys.stderr)
     sys.stdout.write(graph.to_dot(g) if args.output_format == "dot" else graph.to_json(g) + "\n")
     return EXIT_CLEAN
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    """A rule's documentation by code or name (``FL100``, ``set-attribute-size-mismatch``), the
+    built-in codes (FL000, FL001, FL127, FL300) included; ``--all`` lists them all, YAML rules first."""
     from fusionlint.findings import BUILTIN_CODES
-    from fusionlint.rules.docs import describe, rule_dict
+    from fusionlint.rules.docs import builtin_dict, builtin_severity, describe, describe_builtin, rule_dict
     from fusionlint.rules.loader import load_rules
 
     rules = load_rules(args.ruleset)
     if not (args.all or args.code):
-        raise UsageError("name a rule (FLnnn) or use --all")
+        raise UsageError("name a rule (FLnnn or its name) or use --all")
+    builtins = [c for c in BUILTIN_CODES if c not in {r.id for r in rules}]
     if not args.all:
-        rules = [r for r in rules if r.id == args.code.upper()]
-        if not rules and args.code.upper() in BUILTIN_CODES:
-            name, description = BUILTIN_CODES[args.code.upper()]
-            print(f"{args.code.upper()} {name} (built in, not a YAML rule)\n\n  {description}")
-            return EXIT_CLEAN
-        if not rules:
-            raise UsageError(f"unknown rule {args.code} (see 'fusionlint rule --all')")
+        key = args.code.strip()
+        rules = [r for r in rules if r.id == key.upper() or r.name == key.lower()]
+        builtins = [c for c in builtins if not rules and (c == key.upper() or BUILTIN_CODES[c][0] == key.lower())]
+        if not rules and not builtins:
+            raise UsageError(f"unknown rule {args.code}: neither a code nor a rule name (see 'fusionlint rule --all')")
     if args.output_format == "json":
-        json.dump([rule_dict(r) for r in rules], sys.stdout, indent=2)
+        json.dump([rule_dict(r) for r in rules] + [builtin_dict(c) for c in builtins], sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.all:
         for r in rules:
             print(f"{r.id}  {r.severity:<7}  {r.name}")
+        for c in builtins:
+            print(f"{c}  {builtin_severity(c):<7}  {BUILTIN_CODES[c][0]}")
     else:
-        print(describe(rules[0]))
+        print(describe(rules[0]) if rules else describe_builtin(builtins[0]))
     return EXIT_CLEAN
 
 
+def _cutlass_probes(facts, text: str, out: Path) -> list[Path]:
+    """A probe per CUTLASS GEMM of ``facts`` in ``out``; one that cannot be written is a note saying why."""
+    from fusionlint.evidence import probegen_cutlass as pc
+
+    # an epilogue collective read on its own that is the epilogue of a complete GEMM is that GEMM's part
+    parts = {g.epilogue.loc.line for g in facts.cutlass
+             if g.mainloop is not None and g.epilogue is not None and g.epilogue.loc is not None}
+    written = []
+    for g in facts.cutlass:
+        if g.mainloop is None and g.epilogue is not None and (
+                g.loc.line in parts or (g.epilogue.loc is not None and g.epilogue.loc.line in parts)):
+            continue
+        line = (g.instantiated_at or g.loc).line
+        try:
+            probe = pc.generate(g, pc.problem_of(g, text))
+        except pc.NotGenerated as exc:
+            print(f"fusionlint: {facts.path}:{line}: CUTLASS {g.api} {g.kind} `{g.name}`: no probe: {exc}",
+                  file=sys.stderr)
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        if not (out / pc.HEADER).exists():
+            import shutil
+
+            shutil.copy(pc.probe_header(), out / pc.HEADER)
+        path = out / f"{pc.probe_name(g)}.cu"
+        path.write_text(probe.source, encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def cmd_probe(args: argparse.Namespace) -> int:
+    """``fusionlint probe -o DIR PATH...``: a standalone program per cuBLASLt configuration and per
+    CUTLASS GEMM (what ``verify`` builds and runs); what gets no probe is a note saying why."""
     from fusionlint.evidence.probegen import write_probes
     from fusionlint.pipeline import SkipFile
     from fusionlint.workers import ChildFailed
 
-    out = Path(args.out)
+    out = Path(args.output_dir)
     options = _parse_options(args)
     written = 0
     for f in _collect(args.paths):
         try:
             facts = _extract_isolated(f, options)
-        except SkipFile:
+        except SkipFile as exc:
+            print(f"fusionlint: {f}: skipped: {exc}", file=sys.stderr)
             continue
         except ChildFailed as exc:
             print(f"fusionlint: {f}: not checked: {exc}", file=sys.stderr)
             continue
-        for path in write_probes(facts, out):
+        paths: list[Path] = []
+        if facts.configurations:
+            judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
+            gemms = [c for c in facts.configurations
+                     if not (c.kind == "descriptor" or (c.kind == "heuristic" and c.loc in judged))]
+            paths = write_probes(facts, out)
+            if len(paths) < len(gemms):
+                print(f"fusionlint: {f}: {len(gemms) - len(paths)} cuBLASLt configuration(s) without a probe: the "
+                      "descriptor or a layout did not resolve (see `fusionlint facts`)", file=sys.stderr)
+        if facts.cutlass:
+            paths += _cutlass_probes(facts, f.read_text(encoding="utf-8", errors="replace"), out)
+        if not facts.configurations and not facts.cutlass:
+            print(f"fusionlint: {f}: no cuBLASLt or CUTLASS GEMM found: nothing to probe", file=sys.stderr)
+        for path in paths:
             print(path)
-            written += 1
-    print(f"{written} probe programs in {out}", file=sys.stderr)
+        written += len(paths)
+    print(f"{written} probe program{'s' if written != 1 else ''} in {out}"
+          + (" (CUTLASS probes build with -I <cutlass>/include; `fusionlint verify` builds and runs them all)"
+             if written else ""), file=sys.stderr)
     return EXIT_CLEAN
 
 
@@ -306,32 +406,12 @@ def cmd_server(args: argparse.Namespace) -> int:
 
 
 def cmd_test_rules(args: argparse.Namespace) -> int:
-    from fusionlint.rules.loader import load_rules
-    from fusionlint.rules.selftest import annotated_files, check_fixture
-    from fusionlint.workers import ChildFailed, call_isolated
+    from fusionlint.rules.selftest import annotated_files, run_test_rules
 
-    rules = load_rules(args.ruleset)
     files = annotated_files([Path(p) for p in args.paths])
     if not files:
         raise UsageError(f"no annotated fixtures under {' '.join(args.paths)}")
-    options = _parse_options(args)
-    failed = 0
-    for f in files:
-        try:
-            r = call_isolated(check_fixture, f, rules, options, args.arch, timeout=ISOLATED_TIMEOUT)
-        except ChildFailed as exc:
-            print(f"{f}:1: error: not checked: {exc}")
-            failed += 1
-            continue
-        for code, line in sorted(r.missed):
-            print(f"{f}:{line}: missed: expected {code} here")
-        for code, line in sorted(r.unexpected):
-            print(f"{f}:{line}: unexpected: {code} reported here")
-        if r.error:
-            print(f"{f}:1: error: {r.error}")
-        failed += not r.ok
-    print(f"{len(files) - failed} passed, {failed} failed")
-    return EXIT_FINDINGS if failed else EXIT_CLEAN
+    return run_test_rules(args, files)
 
 
 def main(argv: list[str] | None = None) -> int:

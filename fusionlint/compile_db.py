@@ -8,6 +8,7 @@ database is read as data and nothing named in it is executed.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -73,6 +74,7 @@ class CompileFlags:
     std: str | None = None
     extra_args: tuple[str, ...] = ()
     arch: str | None = None
+    arch_from: str = field(default="", compare=False)  # where the arch was written ("<db>: entry 3: -arch=sm_90a")
     # flags that were dropped and are worth reporting (plugins, response files, bad -std...)
     dropped: tuple[str, ...] = field(default=(), compare=False)
 
@@ -122,7 +124,7 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
     extra: list[str] = []
     defines: list[str] = []
     std: str | None = None
-    archs: list[tuple[int, str]] = []
+    archs: list[tuple[int, str, str]] = []  # (number, suffix, the flag as written)
     dropped: list[str] = []
 
     def absolute(p: str) -> str:
@@ -159,14 +161,14 @@ def translate(args: list[str], directory: Path) -> CompileFlags:
                 else:
                     drop(written, "not a C++ standard libclang knows")
             elif flag in _ARCH_FLAGS:
-                archs.extend(_archs(value))
+                archs.extend((num, suffix, written) for num, suffix in _archs(value))
 
     walk(args)
-    arch = None
+    arch, arch_from = None, ""
     if archs:
-        num, suffix = max(archs)
+        num, suffix, arch_from = max(archs)
         arch = f"sm_{num}{suffix}"
-    return CompileFlags(tuple(includes), tuple(defines), std, tuple(extra), arch, tuple(dropped))
+    return CompileFlags(tuple(includes), tuple(defines), std, tuple(extra), arch, arch_from, tuple(dropped))
 
 
 def _regular_file(path: str) -> bool:
@@ -221,6 +223,8 @@ def load(path: Path) -> CompileDb:
             db.notes.append(f"{where}: {entry['file']}: no such file; entry skipped")
             continue
         flags = translate(args[1:], directory)
+        if flags.arch:
+            flags = dataclasses.replace(flags, arch_from=f"{where}: {flags.arch_from}")
         db.dropped += [f"{where}: {d}" for d in flags.dropped]
         db.entries.setdefault(str(source), flags)
     return db

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 CONFIG_NAMES = (".fusionlint.toml", "fusionlint.toml", "pyproject.toml")
-_ARCH = re.compile(r"^sm_\d+[a-z]?$")
 _STD = re.compile(r"^(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23|2c|26)$")  # what clang accepts for -std
 _DEFINE = re.compile(r"^[A-Za-z_]\w*(\([^)]*\))?(=.*)?$", re.S)
 
@@ -99,7 +98,12 @@ def from_table(path: Path, table: dict[str, Any]) -> FileConfig:
         elif key == "exclude":
             fields["exclude"] = _strings(path, key, value)
         elif key == "arch":
-            fields["arch"] = _string(path, key, value, _ARCH)
+            from fusionlint.arch import ArchError, normalize
+
+            try:
+                fields["arch"] = normalize(_string(path, key, value))
+            except ArchError as exc:
+                raise ConfigError(f"{path}: {key}: {exc}") from None
         elif key == "std":
             fields["std"] = _string(path, key, value, _STD)
         elif key == "support-table":

@@ -1,9 +1,14 @@
-"""The dependency graph of a file's cuBLASLt configurations (networkx).
+"""The dependency graph of a file's GEMM configurations (networkx).
 
-Nodes: matmul / heuristic calls, descriptors, layouts, preferences, attribute writes and the
+cuBLASLt: matmul / heuristic calls, descriptors, layouts, preferences, attribute writes and the
 buffers (operands and attribute pointers). Edges say how they relate:
 ``configures`` (attribute write -> object), ``flows_into`` (object -> call, heuristic ->
 matmul) and ``used_by`` (buffer -> call or attribute write).
+
+CUTLASS: each GEMM (``cutlass_gemm``: the 3.x adapter/kernel or the 2.x device GEMM) and its parts,
+the ``mainloop`` and ``epilogue`` collectives and the ``kernel`` (3.x), each labelled with its
+template arguments (types, layouts, shapes, schedules, stages); edges ``part_of`` (collective ->
+kernel -> GEMM).
 """
 from __future__ import annotations
 
@@ -83,7 +88,66 @@ def build(facts: FileFacts) -> nx.MultiDiGraph:
             if buf and role in ("A", "B", "C", "D", "workspace", "alpha", "beta"):
                 g.add_node(f"buf:{buf}", kind="buffer", label=buf)
                 g.add_edge(f"buf:{buf}", call, relation="used_by", role=role)
+    for k, gemm in enumerate(facts.cutlass):
+        _add_cutlass(g, k, gemm)
     return g
+
+
+_SHOWN = {  # the template arguments each part's label lists, in this order
+    "mainloop": ("element_a", "layout_a", "alignment_a", "element_b", "layout_b", "alignment_b", "element_accumulator",
+                 "tile_shape", "cluster_shape", "stage_count", "stages", "kernel_schedule", "dispatch_policy"),
+    "epilogue": ("element_c", "layout_c", "alignment_c", "element_d", "layout_d", "alignment_d", "epilogue_tile",
+                 "epilogue_schedule", "fusion_op", "type"),
+    "kernel": ("problem_shape", "tile_scheduler"),
+    "gemm": ("element_a", "layout_a", "element_b", "layout_b", "element_c", "layout_c", "element_accumulator",
+             "arch", "threadblock_shape", "warp_shape", "instruction_shape", "stages", "alignment_a", "alignment_b",
+             "epilogue_op", "swizzle"),
+}
+
+
+def _short(value: object) -> str:
+    """A template argument for a label: ``128x128x64``, ``half_t``, ``RowMajor``."""
+    if isinstance(value, list):
+        if all(isinstance(v, int) for v in value):
+            return "x".join(map(str, value))
+        return "(" + ", ".join(_short(v) for v in value) + ")"
+    text = str(value)
+    return text.rsplit("::", 1)[-1] if "<" not in text else text.replace("cutlass::", "").replace("cute::", "")
+
+
+def _part_label(title: str, part: object, shown: tuple[str, ...]) -> str:
+    from fusionlint.cutlass_facts import Param
+
+    lines = [title]
+    for name in shown:
+        p = getattr(part, name, None)
+        if isinstance(p, Param) and (p.known or p.unknown):
+            lines.append(f"{name} = {_short(p.value) if p.known else '?'}")
+    return "\n".join(lines)
+
+
+def _add_cutlass(g: nx.MultiDiGraph, k: int, gemm) -> None:
+    """One CUTLASS GEMM: its node and its parts' (mainloop, epilogue, kernel), with ``part_of`` edges."""
+    node = f"cutlass{k}"
+    where = gemm.instantiated_at or gemm.loc
+    title = f"CUTLASS {gemm.api} {gemm.kind} {gemm.name}" + (f" in {gemm.context}" if gemm.context else "")
+    g.add_node(node, kind="cutlass_gemm", label=_part_label(f"{title}\nat {_loc(where)} ({gemm.mode})", gemm.gemm2x,
+                                                              _SHOWN["gemm"]) if gemm.gemm2x else
+               f"{title}\nat {_loc(where)} ({gemm.mode})", at=_loc(where), api=gemm.api, mode=gemm.mode)
+    target = node
+    if gemm.kernel is not None:
+        kernel = f"{node}.kernel"
+        g.add_node(kernel, kind="kernel", label=_part_label(f"kernel {gemm.kernel.name or 'GemmUniversal'}",
+                                                             gemm.kernel, _SHOWN["kernel"]), at=_loc(gemm.kernel.loc))
+        g.add_edge(kernel, node, relation="part_of", role="kernel")
+        target = kernel
+    for role, part in (("mainloop", gemm.mainloop), ("epilogue", gemm.epilogue)):
+        if part is None:
+            continue
+        child = f"{node}.{role}"
+        g.add_node(child, kind=role, label=_part_label(f"{role} {part.kind} {part.name}".rstrip(), part, _SHOWN[role]),
+                   at=_loc(part.loc))
+        g.add_edge(child, target, relation="part_of", role=role)
 
 
 def to_json(g: nx.MultiDiGraph) -> str:
@@ -92,10 +156,11 @@ def to_json(g: nx.MultiDiGraph) -> str:
 
 def to_dot(g: nx.MultiDiGraph) -> str:
     def q(s: object) -> str:
-        return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
     shapes = {"matmul": "box", "heuristic": "box", "descriptor": "box", "buffer": "cylinder",
-              "attribute_set": "note"}
+              "attribute_set": "note", "cutlass_gemm": "box", "kernel": "box", "mainloop": "component",
+              "epilogue": "component"}
     lines = [f"digraph {q(g.graph.get('path', 'fusionlint'))} {{", "  rankdir=LR;"]
     for node, data in g.nodes(data=True):
         shape = shapes.get(data.get("kind", ""), "ellipse")

@@ -81,6 +81,7 @@ class FileResult:
     error: str | None = None  # the file could not be checked
     skipped: str | None = None  # the file is not source code
     undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
+    missing_headers: list[str] = field(default_factory=list)  # found nowhere: parsed as empty stand-ins
 
 
 def _read_text(path: Path) -> str:
@@ -132,6 +133,7 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
 
         source = rules if isinstance(rules, RuleSource) else None
         result.facts = extract_file(path, options, preload=source.preload if source is not None else None)
+        result.missing_headers = list(result.facts.missing_headers)
         from fusionlint.rules.engine import run_rules
 
         result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch,

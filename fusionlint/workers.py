@@ -23,6 +23,8 @@ from pathlib import Path
 
 from fusionlint.findings import Finding
 
+TICK = 0.25  # seconds between on_tick calls while waiting for workers (the progress line's clock)
+
 # Test-only hook: FUSIONLINT_TEST_WORKER_HOOK="crash:NAME,hang:NAME,raise:NAME" makes a worker abort,
 # sleep or raise on the file whose name is NAME. Never set outside the tests.
 _HOOK_ENV = "FUSIONLINT_TEST_WORKER_HOOK"
@@ -52,6 +54,7 @@ class Outcome:
     cached: bool = False  # written to the cache
     pid: int = 0  # the process that checked the file
     undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
+    missing_headers: list[str] = field(default_factory=list)  # headers found nowhere (empty stand-ins)
 
 
 def _test_hook(path: Path) -> None:
@@ -105,6 +108,7 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
                                             1, 1, f"file not checked: {reason}")]
     record = parse.last_unit_record
     out = Outcome(task.index, result.findings, result.error, result.skipped, time.time() - start)
+    out.missing_headers = list(result.missing_headers)
     out.pch = record.get("pch") if record else None
     out.undecided = list(result.undecided)
     if cache_dir and task.cache_key and result.error is None:
@@ -119,6 +123,7 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
                     absent = cache.absent_candidates(record["missing"], str(task.path), record["args"],
                                                      record["includes"])
                     out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, result.findings, deps, absent,
+                                                                    missing=result.missing_headers,
                                                                     undecided=result.undecided)
         except Exception:  # noqa: BLE001 - a cache that cannot be written is only slower
             pass
@@ -205,16 +210,21 @@ def _signal_name(code: int | None) -> str:
 
 
 def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir: str | None,
-              on_outcome: Callable[[Outcome], None]) -> None:
+              on_outcome: Callable[[Outcome], None], on_start: Callable[[Task], None] | None = None,
+              on_tick: Callable[[], None] | None = None) -> None:
     """Run every task in a pool of forked workers, calling ``on_outcome`` as each finishes (in
-    completion order). A single file goes to :class:`OneFile` instead (``check.run_check`` starts it
-    before reading the rules)."""
+    completion order), ``on_start`` as each is handed to a worker, and ``on_tick`` every
+    ``TICK`` seconds while waiting (the progress line's clock). ``check`` starts a single file with
+    :class:`OneFile` instead (before reading the rules)."""
     pending = deque(tasks)
     if not pending:
         return
     if os.environ.get("FUSIONLINT_IN_PROCESS") == "1":
         while pending:
-            on_outcome(run_task(pending.popleft(), cache_dir))
+            task = pending.popleft()
+            if on_start is not None:
+                on_start(task)
+            on_outcome(run_task(task, cache_dir))
         return
     import multiprocessing as mp
     from multiprocessing.connection import wait
@@ -231,7 +241,9 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
                 if w.task is None and pending:
                     try:
                         w.send(pending[0])
-                        pending.popleft()
+                        started = pending.popleft()
+                        if on_start is not None:
+                            on_start(started)
                     except OSError:  # it died before it got the task: start another
                         w.task = None
                         w.stop(kill=True)
@@ -248,6 +260,9 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
             if timeout:
                 now = time.monotonic()
                 wait_for = max(0.0, min(w.started + timeout - now for w in busy))
+            if on_tick is not None:
+                on_tick()
+                wait_for = TICK if wait_for is None else min(wait_for, TICK)
             ready = wait([x for w in busy for x in (w.conn, w.proc.sentinel)], wait_for)
             for i, w in enumerate(workers):
                 if w.task is None:
@@ -319,9 +334,10 @@ class Isolated:
             os.close(self.read_end)
             self.read_end = None
 
-    def result(self) -> object:
+    def result(self, on_tick: Callable[[], None] | None = None) -> object:
         """Wait for the child: its return value, or the exception it raised; ``ChildFailed`` when it
-        crashed or ran past the time limit. Ctrl-C kills the child and goes on up."""
+        crashed or ran past the time limit (``on_tick`` is called every ``TICK`` seconds meanwhile).
+        Ctrl-C kills the child and goes on up."""
         import pickle
         import select
 
@@ -333,10 +349,15 @@ class Isolated:
                 wait_for = None
                 if self.timeout:
                     wait_for = max(0.0, self.started + self.timeout - time.monotonic())
+                if on_tick is not None:
+                    on_tick()
+                    wait_for = TICK if wait_for is None else min(wait_for, TICK)
                 ready, _, _ = select.select([self.read_end], [], [], wait_for)
                 if not ready:
-                    timed_out = True
-                    break
+                    if self.timeout and time.monotonic() >= self.started + self.timeout:
+                        timed_out = True
+                        break
+                    continue
                 chunk = os.read(self.read_end, 1 << 20)
                 if not chunk:
                     break
@@ -410,9 +431,9 @@ class OneFile:
         self.started = time.monotonic()
         self.child = Isolated(_run_only_task, task, cache_dir, timeout=timeout)
 
-    def outcome(self) -> Outcome:
+    def outcome(self, on_tick: Callable[[], None] | None = None) -> Outcome:
         try:
-            outcome = self.child.result()
+            outcome = self.child.result(on_tick)
         except ChildFailed as exc:
             return _failed(self.task, str(exc), time.monotonic() - self.started)
         assert isinstance(outcome, Outcome)

@@ -62,3 +62,20 @@ def _plain_environment(monkeypatch):
     GITHUB_ACTIONS, which switches the default format to annotations)."""
     for name in ("GITHUB_ACTIONS", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
+
+
+# End-to-end tests that take long (whole-program parses, many subprocesses, the fuzzers):
+# `python -m pytest -m "not slow"` leaves them out for a quick run; the full suite runs them.
+SLOW_MODULES = {"test_metamorphic.py", "test_fuzz.py", "test_parallel_isolation.py", "test_pch.py", "test_probegen.py",
+                "test_precommit.py"}
+SLOW_TESTS = {"test_rule_fixtures.py": ("test_reference_kernel_lints_clean_and_ran", "test_test_rules_command"),
+              "test_first_use.py": ("test_progress_on_a_terminal", "test_test_rules_progress_on_a_terminal",
+                                    "test_test_rules_has_workers_and_shares_the_cache_with_check")}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        module = item.path.name
+        names = SLOW_TESTS.get(module, ())
+        if module in SLOW_MODULES or (names and getattr(item, "originalname", item.name).startswith(names)):
+            item.add_marker(pytest.mark.slow)

@@ -1,5 +1,6 @@
 """README's rule table is generated from the rulesets (tools/gen_rule_table.py) and current;
-it lists what `fusionlint rule --all` lists; the quick start stays as it is."""
+it lists what `fusionlint rule --all` lists (built-in codes included); the quick start stays as
+it is; the usage section names every command."""
 from __future__ import annotations
 
 import importlib.util
@@ -30,8 +31,8 @@ def test_table_and_rule_command_come_from_the_same_rules() -> None:
     rc, out, _ = run_cli("rule", "--all")
     listed = [tuple(line.split()) for line in out.splitlines()]
     builtin = set(BUILTIN_CODES)
-    assert rc == 0 and [(c, n, s) for c, n, s in rows if c not in builtin] == \
-        [(code, name, severity) for code, severity, name in listed]
+    # every row of the table, the built-in codes included, is what `rule --all` lists, in its order
+    assert rc == 0 and rows == [(code, name, severity) for code, severity, name in listed]
     assert builtin <= {c for c, _, _ in rows}
     for code in sorted(builtin):
         rc, out, _ = run_cli("rule", code)
@@ -45,3 +46,13 @@ def test_readme_keeps_the_quick_start() -> None:
     for section in ("## What it checks", "## Install", "## Configuration", "## Suppressions and baseline",
                     "## pre-commit", "## GitHub Actions", "upload-sarif", "## Editor setup"):
         assert section in text
+
+
+def test_readme_usage_names_every_command() -> None:
+    """Each subcommand of the command line is in README's usage section (``probe`` was missing)."""
+    from fusionlint.cli import COMMANDS
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    usage = text[text.index("## Using it"):text.index("## Configuration")]
+    for command in COMMANDS:
+        assert f"fusionlint {command}" in usage or command == "check" and "fusionlint [check]" in usage, command

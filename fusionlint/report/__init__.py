@@ -16,6 +16,14 @@ class ReportContext:
     rules: list = field(default_factory=list)  # the rules in effect (SARIF's tool.driver.rules)
     show_source: bool = False
     color: bool = False
+    notes: list = field(default_factory=list)  # notes.Note: headers found nowhere (SARIF, github, junit)
+
+
+def run_notes(ctx: ReportContext) -> list:
+    """The notes of a run as one list (a run-level summary instead of its per-file details):
+    what SARIF's notifications and GitHub's ``::notice`` commands show. JSON keeps to findings,
+    text has them on stderr."""
+    return [n for n in ctx.notes if not n.detail]
 
 
 def render(fmt: str, findings: list[Finding], ctx: ReportContext) -> str:
@@ -24,12 +32,12 @@ def render(fmt: str, findings: list[Finding], ctx: ReportContext) -> str:
         return json_format.format_findings(findings)
     if fmt == "sarif":
         from fusionlint.report import sarif
-        return sarif.format_findings(findings, ctx.rules, ctx.root)
+        return sarif.format_findings(findings, ctx.rules, ctx.root, notes=run_notes(ctx))
     if fmt == "github":
         from fusionlint.report import github
-        return github.format_findings(findings, ctx.root)
+        return github.format_findings(findings, ctx.root, notes=run_notes(ctx))
     if fmt == "junit":
         from fusionlint.report import junit
-        return junit.format_findings(findings, ctx.files)
+        return junit.format_findings(findings, ctx.files, notes=[n for n in ctx.notes if n.path is not None])
     from fusionlint.report import text
     return text.format_findings(findings, show_source=ctx.show_source, color=ctx.color)

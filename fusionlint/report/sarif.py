@@ -4,7 +4,8 @@
 fix and references, helpUri, default level); each result has ruleId/ruleIndex, level,
 message, a location with a repository-relative URI (``uriBaseId: %SRCROOT%``), related
 locations (e.g. "matmul descriptor created here") and partial fingerprints that do not depend
-on line numbers.
+on line numbers. Notes about the run that are not findings (headers found nowhere) are the
+invocation's ``toolExecutionNotifications`` (level ``note``), with the file as location.
 """
 from __future__ import annotations
 
@@ -74,7 +75,18 @@ def _location(path: str, line: int, column: int, root: Path) -> dict:
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
-def to_sarif(findings: list[Finding], rules: list[Rule], root: Path) -> dict:
+def _notification(note, root: Path) -> dict:
+    d: dict = {"level": "note", "message": {"text": note.message},
+               "descriptor": {"id": "missing-header"}}
+    if note.path is not None:
+        loc = _location(note.path, note.line, note.column, root)
+        if not note.line:  # no line: the file itself
+            del loc["physicalLocation"]["region"]
+        d["locations"] = [loc]
+    return d
+
+
+def to_sarif(findings: list[Finding], rules: list[Rule], root: Path, notes: list = ()) -> dict:
     descriptors = [rule_descriptor(r) for r in rules]
     for code, (name, description) in BUILTIN_CODES.items():
         descriptors.append(_builtin_descriptor(code, name, description, "warning" if code == "FL001" else "error"))
@@ -99,11 +111,14 @@ def to_sarif(findings: list[Finding], rules: list[Rule], root: Path) -> dict:
                                            "message": {"text": r.message}} for i, r in enumerate(f.related)]
         results.append(result)
     driver = {"name": "fusionlint", "version": __version__, "semanticVersion": __version__, "rules": descriptors}
-    return {"$schema": SCHEMA_URI, "version": "2.1.0",
-            "runs": [{"tool": {"driver": driver},
-                      "originalUriBaseIds": {SRCROOT: {"uri": root.resolve().as_uri() + "/"}},
-                      "results": results}]}
+    run: dict = {"tool": {"driver": driver},
+                 "originalUriBaseIds": {SRCROOT: {"uri": root.resolve().as_uri() + "/"}},
+                 "results": results}
+    if notes:
+        run["invocations"] = [{"executionSuccessful": True,
+                               "toolExecutionNotifications": [_notification(n, root) for n in notes]}]
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def format_findings(findings: list[Finding], rules: list[Rule], root: Path) -> str:
-    return json.dumps(to_sarif(findings, rules, root), indent=2) + "\n"
+def format_findings(findings: list[Finding], rules: list[Rule], root: Path, notes: list = ()) -> str:
+    return json.dumps(to_sarif(findings, rules, root, notes), indent=2) + "\n"

@@ -86,3 +86,26 @@ def rule_dict(rule: Rule) -> dict:
             "arch": list(rule.arch), "summary": " ".join(rule.summary.split()),
             "message": " ".join(rule.message.split()), "fix": " ".join(rule.fix.split()),
             "references": list(rule.references), "evidence": rule.evidence, "defined_at": rule.source}
+
+
+def builtin_severity(code: str) -> str:
+    """The severity of a built-in code (``findings.BUILTIN_CODES``): FL001 warns, the others are errors."""
+    return "warning" if code == "FL001" else "error"
+
+
+def describe_builtin(code: str) -> str:
+    from fusionlint.findings import BUILTIN_CODES
+
+    name, description = BUILTIN_CODES[code]
+    wrapped = textwrap.fill(" ".join(description.split()), width=88, initial_indent="  ", subsequent_indent="  ")
+    return f"{code} {name} (built in, not a YAML rule; {builtin_severity(code)})\n\n{wrapped}"
+
+
+def builtin_dict(code: str) -> dict:
+    """JSON form of a built-in code, with the keys of ``rule_dict``."""
+    from fusionlint.findings import BUILTIN_CODES
+
+    name, description = BUILTIN_CODES[code]
+    return {"id": code, "name": name, "severity": builtin_severity(code), "scope": "builtin", "arch": [],
+            "summary": " ".join(description.split()), "message": "", "fix": "", "references": [], "evidence": {},
+            "defined_at": "fusionlint/findings.py (built in)", "builtin": True}

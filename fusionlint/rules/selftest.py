@@ -4,6 +4,11 @@
 means it must not. Several codes may be listed, comma-separated. When that line starts a
 statement broken over lines, a finding on any of its lines counts (a finding's caret sits on the
 offending argument, which may be on a later line of the call).
+
+The command checks the fixtures the way ``check`` checks files (``check.Checker``: each file's
+settings from the command line, compilation database and config; the pre-filter; the result
+cache; ``-j`` worker processes with a time limit; the progress line) and compares the findings
+before suppression and selection with the annotations.
 """
 from __future__ import annotations
 
@@ -51,13 +56,18 @@ def annotations(text: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
 
 
 def check_fixture(path: Path, rules: list[Rule], options: ParseOptions, arch: str = "sm_90") -> FixtureResult:
+    checked = check_file(path, rules, options, arch)
+    return compare(path, checked.findings, checked.error)
+
+
+def compare(path: Path, findings: list, error: str | None) -> FixtureResult:
+    """A fixture's annotations against the findings it got (or the reason it was not checked)."""
     want, forbid = annotations(path.read_text(encoding="utf-8", errors="replace"))
     result = FixtureResult(path, want, forbid)
-    checked = check_file(path, rules, options, arch)
-    if checked.error:
-        result.error = checked.error
+    if error:
+        result.error = error
         return result
-    result.missed, result.unexpected = match(path.read_text(encoding="utf-8", errors="replace"), checked.findings,
+    result.missed, result.unexpected = match(path.read_text(encoding="utf-8", errors="replace"), findings,
                                              want, forbid)
     return result
 
@@ -87,3 +97,68 @@ def annotated_files(paths: list[Path]) -> list[Path]:
 
     files, _ = collect([str(p) for p in paths])
     return [f for f in files if ANNOTATION.search(f.read_text(encoding="utf-8", errors="replace"))]
+
+
+def _check_args(args):
+    """``args`` of test-rules with every other option of ``check`` at its default (the Checker reads them)."""
+    import argparse
+
+    from fusionlint.cli import build_parser
+
+    defaults = vars(build_parser().parse_args(["check", "."]))
+    return argparse.Namespace(**{**defaults, **{k: v for k, v in vars(args).items() if k in defaults}})
+
+
+def run_test_rules(args, files: list[Path]) -> int:
+    """``fusionlint test-rules``: every annotated fixture checked as ``check`` checks it, results
+    printed in file order; exit 1 when one fails."""
+    from fusionlint import cache, check, workers
+    from fusionlint.cli import EXIT_CLEAN, EXIT_FINDINGS
+    from fusionlint.progress import Progress, wanted
+
+    args = _check_args(args)
+    check.run_check_setup()
+    with Progress(len(files), wanted(args.quiet), what="fixtures") as progress:
+        checker = check.Checker(args)
+        prepared = []
+        for f in files:
+            prepared.append(checker.prepare(len(prepared), f, exclude=False))
+            progress.tick()
+        progress.finished(sum(p.result is not None for p in prepared))
+        tasks = [p.task for p in prepared if p.result is None]
+        checker.prime(tasks)
+        checker.validate()
+        failed = printed = 0
+
+        def print_ready() -> None:
+            nonlocal failed, printed
+            while printed < len(prepared) and prepared[printed].result is not None:
+                p = prepared[printed]
+                r = compare(p.path, p.result.findings, p.result.error)
+                for code, line in sorted(r.missed):
+                    print(f"{p.path}:{line}: missed: expected {code} here")
+                for code, line in sorted(r.unexpected):
+                    print(f"{p.path}:{line}: unexpected: {code} reported here")
+                if r.error:
+                    print(f"{p.path}:1: error: not checked: {r.error}")
+                failed += not r.ok
+                printed += 1
+
+        outcomes: list = []
+
+        def on_outcome(o) -> None:
+            prepared[o.index].result = cache.CachedResult(o.findings, o.error, o.skipped, o.missing_headers)
+            outcomes.append(o)
+            progress.finished()
+            print_ready()
+
+        print_ready()
+        workers.run_tasks(tasks, getattr(args, "jobs", None) or check.default_jobs(), args.timeout or None,
+                          str(checker.cache.root) if checker.cache else None, on_outcome,
+                          on_start=lambda t: progress.started(t.path),
+                          on_tick=progress.tick if progress.enabled else None)
+        print_ready()
+        if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in outcomes)):
+            checker.cache.evict()
+    print(f"{len(files) - failed} passed, {failed} failed")
+    return EXIT_FINDINGS if failed else EXIT_CLEAN
