@@ -143,7 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_frontend_args(probe)
 
     verify = sub.add_parser("verify", help="build and run a probe of each extracted configuration on this GPU and "
-                                           "check that it fails exactly when the lint says it does")
+                                           "check that it fails exactly when the lint says it does",
+                            epilog="exit status: 0 every verified configuration agrees (no stand-ins, D checked), "
+                                   "1 some disagree, 2 this machine cannot verify (or a usage error), 3 none "
+                                   "disagrees but some agree only with stand-ins or have D not checked")
     verify.add_argument("paths", nargs="+", metavar="PATH")
     verify.add_argument("--config", type=int, action="append", metavar="N", help="only the Nth configuration (repeatable)")
     verify.add_argument("--keep", metavar="DIR", help="keep the probes and executables in DIR (default: a temporary directory)")
