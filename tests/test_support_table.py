@@ -333,3 +333,35 @@ def test_rules_vs_table_lists_rules_that_flag_what_the_table_accepts(toy_table: 
     missed = tool.gaps(table, load_rules())
     assert missed["epilogue"] > 0  # GELU with a transposed B: only FL127 knows
     assert tool.main([str(toy_table)]) == 1
+
+
+def test_sweep_cut_short_resumes_from_its_checkpoint(tmp_path):
+    """A sweep stopped by its time limit keeps what it measured; run again it measures only the
+    rest and builds the same table as one uninterrupted run."""
+    whole = runner.sweep(toy_measure, TOY_DOMAINS, log=lambda m: None)
+    asked: list[int] = []
+
+    def counting(lines: list[str]) -> list[str]:
+        asked.append(len(lines))
+        return toy_measure(lines)
+
+    path = tmp_path / "checkpoint.json.gz"
+    cut = runner.Checkpoint(path, deadline=0.0 + 1e18, block=7)
+    calls = 0
+
+    def stop_after_three_blocks(lines: list[str]) -> list[str]:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            cut.deadline = 0.0  # the clock has run out after this block
+        return counting(lines)
+
+    with pytest.raises(runner.TimeLimit, match="--resume"):
+        runner.sweep(cut.wrap(stop_after_three_blocks), TOY_DOMAINS, log=lambda m: None)
+    first = sum(asked)
+    assert first == 3 * 7 and path.exists()
+    asked.clear()
+    resumed = runner.sweep(runner.Checkpoint(path).wrap(counting), TOY_DOMAINS, log=lambda m: None)
+    assert resumed == whole
+    assert first + sum(asked) == sum(len(r) for r in [whole["types"]["rows"]]) + sum(
+        len(rows) for st in whole["stages"] for rows in st["rows"].values())

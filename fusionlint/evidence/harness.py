@@ -31,6 +31,9 @@ from pathlib import Path
 NVCC_FLAGS = ["-std=c++17", "-O2", "-arch=sm_90a", "-lcublasLt", "-lcublas", "--expt-relaxed-constexpr",
               "-DNDEBUG"]
 EXTRA_INCLUDES_ENV = "FUSIONLINT_EVIDENCE_INCLUDES"  # e.g. the CUTLASS include dirs, ':'-separated
+# When set to a directory: each program runs with cuBLASLt's API trace (log level 5) written to
+# DIR/<source stem>.log, the recordings `fusionlint trace --from-log` is tested on.
+TRACE_DIR_ENV = "FUSIONLINT_EVIDENCE_TRACE_DIR"
 BUILD_TIMEOUT = 900
 RUN_TIMEOUT = 300
 
@@ -168,6 +171,9 @@ def _exe(source: Path, workdir: Path) -> Path:
 
 def run_built(source: Path, workdir: Path, timeout: int = RUN_TIMEOUT) -> Outcome:
     env = dict(os.environ, CUBLASLT_LOG_LEVEL="1")
+    trace_dir = os.environ.get(TRACE_DIR_ENV)
+    if trace_dir:
+        env.update(CUBLASLT_LOG_LEVEL="5", CUBLASLT_LOG_FILE=str(Path(trace_dir) / f"{Path(source).stem}.log"))
     run_rc, log = _run([str(_exe(source, workdir))], timeout, env)
     return parse_output(str(source), 0, run_rc, log)
 

@@ -14,6 +14,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -83,22 +84,50 @@ def outcome(tokens: list[str]) -> str:
     return OK
 
 
+_ANSWER = re.compile(r"(\d+) (bad-line|-?\d+ -?\d+ -?\d+ \S+ \S+)\s*$")
+
+
 def _run_chunk(exe: Path, lines: list[str], timeout: float) -> list[str]:
-    """Outcomes of ``lines`` through one driver process, restarted after a line that left a CUDA error."""
+    """Outcomes of ``lines`` through one driver process, restarted after a line that left a CUDA error.
+    Answers are matched to input lines by the line number the driver prints first; anything else
+    on its standard output (text the library printed) is reported once on stderr and skipped."""
     results: list[str] = []
     start = 0
     while start < len(lines):
         data = "\n".join(lines[start:]) + "\n"
-        r = subprocess.run([str(exe)], input=data, capture_output=True, text=True, timeout=timeout)
-        got = [ln.split() for ln in r.stdout.splitlines() if ln.strip()]
-        for tok in got:
-            results.append("bad input line" if tok[1] == "bad-line" else outcome(tok[1:]))
-        start += len(got)
-        if r.returncode not in (0, 3) or (r.returncode == 3 and not got):
+        r = subprocess.run([str(exe)], input=data, capture_output=True, text=True, errors="replace", timeout=timeout)
+        answers: dict[int, list[str]] = {}
+        for ln in r.stdout.splitlines():
+            m = _ANSWER.search(ln)
+            if m and int(m.group(1)) >= 1:
+                answers[int(m.group(1))] = m.group(2).split()
+                if m.start() == 0:
+                    continue
+            if ln.strip():
+                _foreign_output(ln)
+        answered = max(answers, default=0)
+        for n in range(1, answered + 1):
+            tok = answers.get(n)
+            if tok is None:
+                results.append("driver output unreadable")
+            else:
+                results.append("bad input line" if tok[0] == "bad-line" else outcome(tok))
+        start += answered
+        if r.returncode not in (0, 3) or (r.returncode == 3 and not answered):
             # the driver died without answering the next line: record that line and go on
             results.append(f"driver died (exit status {r.returncode}): {r.stderr.strip()[:200]}")
             start += 1
-    return results
+    return results[:len(lines)]
+
+
+_FOREIGN_SEEN: set[str] = set()
+
+
+def _foreign_output(line: str) -> None:
+    key = line.strip()[:80]
+    if key not in _FOREIGN_SEEN and len(_FOREIGN_SEEN) < 20:
+        _FOREIGN_SEEN.add(key)
+        print(f"sweep: driver printed: {line.strip()[:300]}", file=sys.stderr, flush=True)
 
 
 def run_lines(exe: Path, lines: list[str], jobs: int, timeout: float = 3600) -> list[str]:
@@ -130,6 +159,55 @@ def _type_lines(domains: dict[str, list]) -> list[str]:
 
 
 Measure = Callable[[list[str]], list[str]]  # driver input lines -> outcome texts
+
+
+class TimeLimit(SweepError):
+    pass
+
+
+class Checkpoint:
+    """Outcomes measured so far, kept in a file after every block of lines, so that a sweep cut
+    short (a time limit per command on a lent GPU) goes on where it stopped. Keyed by the hash of
+    each measured line list; a different plan simply measures afresh."""
+
+    def __init__(self, path: Path, deadline: float | None = None, block: int = 100_000):
+        self.path, self.deadline, self.block = path, deadline, block
+        self.done: dict[str, list[str]] = {}
+        if path.exists():
+            for key, rec in json.loads(gzip.decompress(path.read_bytes())).items():
+                self.done[key] = [rec["statuses"][ALPHABET.index(c)] for c in rec["chars"]]
+
+    def save(self) -> None:
+        out = {}
+        for key, got in self.done.items():
+            statuses = sorted(set(got))
+            if len(statuses) > len(ALPHABET):
+                raise SweepError("too many distinct outcomes for a checkpoint")
+            index = {s: ALPHABET[i] for i, s in enumerate(statuses)}
+            out[key] = {"statuses": statuses, "chars": "".join(index[s] for s in got)}
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(gzip.compress(json.dumps(out).encode(), 6, mtime=0))
+        os.replace(tmp, self.path)
+
+    def wrap(self, measure: Measure) -> Measure:
+        import hashlib
+
+        def resumable(lines: list[str]) -> list[str]:
+            key = hashlib.sha256("\n".join(lines).encode()).hexdigest()
+            got = self.done.setdefault(key, [])
+            last = 0.0
+            while len(got) < len(lines):
+                if self.deadline is not None and time.time() + last > self.deadline:
+                    self.save()
+                    raise TimeLimit(f"time limit reached after {len(got)} of {len(lines)} lines of this step; "
+                                    f"measured outcomes kept in {self.path}: run again with --resume {self.path}")
+                t = time.time()
+                got += measure(lines[len(got):len(got) + self.block])
+                last = time.time() - t
+                self.save()
+            return got
+
+        return resumable
 
 
 def sweep(measure: Measure, domains: dict[str, list] | None = None, log=print) -> dict:
@@ -183,26 +261,55 @@ def sweep(measure: Measure, domains: dict[str, list] | None = None, log=print) -
     }
 
 
-def random_configs(table: SupportTable, count: int, seed: int) -> list[tuple[str, dict]]:
-    """Configurations from the joint space: half with every field uniform over its domain, half
-    with a type combination the table accepts and every other field uniform (the epilogue's
-    pointers set as it needs in half of those)."""
-    rng = random.Random(seed)
-    radix = [len(table.fields[f]) for f in table.type_fields]
+JOINT_KINDS = ("uniform", "predicted to work", "one field changed", "two fields changed")
 
+
+def random_configs(table: SupportTable, count: int, seed: int) -> list[tuple[str, dict]]:
+    """Configurations from the joint space, a quarter of each kind: every field uniform over its
+    domain; a configuration the model predicts to work, built stage by stage from rows each stage
+    accepts (so several stages away from the base at once: what the factorisation claims and
+    the per-stage sweep never measured together); and such a configuration with one or two
+    fields changed at random (the way real mistakes are made)."""
+    rng = random.Random(seed)
     out = []
     for n in range(count):
-        cfg = {f: rng.choice(dom) for f, dom in table.fields.items()}
-        kind = "uniform"
-        if n % 2:
-            t = rng.choice(table._ok_types)
-            cfg.update({f: table.fields[f][d] for f, d in zip(table.type_fields, _digits(t, radix))})
-            kind = "supported types"
-            if n % 4 == 1:
-                cfg.update(space.needs(cfg["epilogue"]))
-                kind = "supported types, epilogue pointers set"
+        kind = JOINT_KINDS[n % 4]
+        if kind == "uniform":
+            cfg = {f: rng.choice(dom) for f, dom in table.fields.items()}
+        else:
+            cfg = _working_config(table, rng)
+            if kind != "predicted to work":
+                for f in rng.sample(sorted(table.fields), 1 if kind == "one field changed" else 2):
+                    cfg[f] = rng.choice([v for v in table.fields[f] if v != cfg[f]] or table.fields[f])
         out.append((kind, cfg))
     return out
+
+
+def _working_config(table: SupportTable, rng: random.Random, tries: int = 50) -> dict:
+    """A configuration the table predicts to work: an accepted type combination, then for each stage
+    (in random order) a random accepted row that agrees with the fields fixed so far."""
+    radix = [len(table.fields[f]) for f in table.type_fields]
+    cfg: dict = {}
+    for _ in range(tries):
+        t = rng.choice(table._ok_types)
+        cfg = dict(table.base)
+        cfg.update({f: table.fields[f][d] for f, d in zip(table.type_fields, _digits(t, radix))})
+        fixed = set(table.type_fields)
+        order = list(table.stages)
+        rng.shuffle(order)
+        for stage in order:
+            rows = stage.rows.get(t, "")
+            ok = [combo for combo, ch in zip(stages.product(list(stage.fields), table.fields), rows)
+                  if ch == table._ok_char
+                  and all(cfg[f] == v for f, v in zip(stage.fields, combo) if f in fixed)]
+            if not ok:
+                break
+            cfg.update(zip(stage.fields, rng.choice(ok)))
+            fixed |= set(stage.fields)
+        else:
+            if table.verdict(cfg).supported:
+                return cfg
+    return cfg
 
 
 def joint_check(measure: Measure, table: SupportTable, count: int, seed: int) -> dict:
@@ -244,7 +351,8 @@ def table_name(info: dict) -> str:
 
 
 def calibrate(table_path: Path, joint: int = 0, seed: int = 15, jobs: int = 1, nvcc: str = "nvcc",
-              include_dirs: list[str] = (), lib_dirs: list[str] = (), log=print) -> dict:
+              include_dirs: list[str] = (), lib_dirs: list[str] = (), log=print,
+              checkpoint: Checkpoint | None = None) -> dict:
     """Build the driver, sweep, write the table to ``table_path`` (a directory: there, under
     :func:`table_name`) and, with ``joint``, the joint check next to it
     (``<table>.joint-check.json``); returns a summary."""
@@ -256,6 +364,9 @@ def calibrate(table_path: Path, joint: int = 0, seed: int = 15, jobs: int = 1, n
 
         def measure(lines: list[str]) -> list[str]:
             return run_lines(exe, lines, jobs)
+
+        if checkpoint is not None:
+            measure = checkpoint.wrap(measure)
 
         t0 = time.time()
         table = sweep(measure, log=log)
@@ -277,6 +388,24 @@ def calibrate(table_path: Path, joint: int = 0, seed: int = 15, jobs: int = 1, n
     return summary
 
 
+def _joint_only(table_path: Path, out: Path, count: int, seed: int, jobs: int, nvcc: str) -> int:
+    model = SupportTable.load(table_path)
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = build_driver(Path(tmp), nvcc)
+        t0 = time.time()
+        rec = joint_check(lambda lines: run_lines(exe, lines, jobs), model, count, seed)
+        rec["machine"] = machine_info(Path(tmp), nvcc)
+    rec["table"] = table_path.name
+    rec["seconds"] = round(time.time() - t0, 1)
+    path = out / (table_path.name.replace(".json.gz", "") + ".joint-check.json") if out.is_dir() else out
+    path.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+    print(f"joint check: {rec['agree']}/{rec['count']} agree ({100 * rec['accuracy']:.2f} %): {path}")
+    for kind, k in rec["by_kind"].items():
+        print(f"  {kind}: {k['agree']}/{k['n']} agree, {k['measured_works']} work, {k['predicted_works']} predicted "
+              f"to work, {k['missed_failure']} failures missed, {k['false_failure']} false failures")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m fusionlint.evidence.sweep",
                                  description="Sweep cuBLASLt's support of the configuration space on this GPU.")
@@ -285,9 +414,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("-j", "--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     ap.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc")
+    ap.add_argument("--resume", metavar="FILE", help="keep measured outcomes in FILE (.json.gz) and go on from "
+                    "those already there: for a sweep split over several runs")
+    ap.add_argument("--time-limit", type=float, metavar="SECONDS",
+                    help="stop (exit status 4) before this many seconds have passed, keeping what was measured "
+                         "in the --resume file")
+    ap.add_argument("--table", metavar="TABLE", help="no sweep: check the joint-space model of this measured table "
+                    "(--joint N configurations) and write the check next to --out")
     args = ap.parse_args(argv)
+    if args.table:
+        return _joint_only(Path(args.table), Path(args.out), args.joint or 3000, args.seed, args.jobs, args.nvcc)
+    if args.time_limit is not None and not args.resume:
+        ap.error("--time-limit needs --resume FILE to keep what was measured")
+    checkpoint = None
+    if args.resume:
+        deadline = time.time() + args.time_limit if args.time_limit is not None else None
+        checkpoint = Checkpoint(Path(args.resume), deadline)
     try:
-        calibrate(Path(args.out), args.joint, args.seed, args.jobs, args.nvcc, log=lambda m: print(m, flush=True))
+        calibrate(Path(args.out), args.joint, args.seed, args.jobs, args.nvcc, log=lambda m: print(m, flush=True),
+                  checkpoint=checkpoint)
+    except TimeLimit as exc:
+        print(f"sweep: {exc}", file=sys.stderr)
+        return 4
     except SweepError as exc:
         print(f"sweep: error: {exc}", file=sys.stderr)
         return 2
