@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--only-rulesets", action="store_true", help="use only the --ruleset files, not the built-in rules")
     check.add_argument("--support-table", metavar="FILE",
                        help="the measured cuBLASLt support table FL127 checks against (written by `fusionlint "
-                            "calibrate`; default: the one matching the cuBLASLt headers found)")
+                            "calibrate`; default: the one matching the cuBLASLt headers found; `none`: FL127 off)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     codes = dict(type=lambda s: [c for c in s.split(",") if c.strip()], metavar="CODE[,CODE...]")
     check.add_argument("--select", **codes, help="report only these codes or prefixes (default: FL, all)")

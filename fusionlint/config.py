@@ -107,7 +107,8 @@ def from_table(path: Path, table: dict[str, Any]) -> FileConfig:
         elif key == "std":
             fields["std"] = _string(path, key, value, _STD)
         elif key == "support-table":
-            fields["support_table"] = _absolute(base, (_string(path, key, value),))[0]
+            text = _string(path, key, value)
+            fields["support_table"] = "none" if text.lower() == "none" else _absolute(base, (text,))[0]
         else:
             known = ("select, ignore, extend-select, per-file-ignores, include-dirs, defines, arch, std, rulesets, "
                      "exclude, support-table")

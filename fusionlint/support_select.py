@@ -92,6 +92,8 @@ def available_tables() -> list[str]:
 def choose(explicit: str | None, version: int, where: str, tables: list[str] | None = None) -> Choice:
     from fusionlint.support_table import version_text
 
+    if explicit and explicit.lower() == "none":
+        return Choice(None, "--support-table none: FL127 checks nothing")
     if explicit:
         return Choice(explicit)
     tables = available_tables() if tables is None else tables

@@ -18,7 +18,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fusionlint.errors import InputError
@@ -51,6 +51,7 @@ class Stage:
     fields: tuple[str, ...]
     complete_epilogue: bool
     rows: dict[int, str]  # type-combination index -> one status character per row of the product
+    ties: dict[str, str] = field(default_factory=dict)  # field -> the stage field it was measured equal to
 
 
 @dataclass
@@ -74,7 +75,8 @@ class SupportTable:
             self.type_fields: tuple[str, ...] = tuple(data["types"]["fields"])
             self.type_rows: str = data["types"]["rows"]
             self.stages = [Stage(s["name"], tuple(s["fields"]), bool(s["complete_epilogue"]),
-                                 {int(k): v for k, v in s["rows"].items()}) for s in data["stages"]]
+                                 {int(k): v for k, v in s["rows"].items()}, dict(s.get("ties", {})))
+                           for s in data["stages"]]
             self.needs: dict[str, dict] = {k: dict(v) for k, v in data.get("needs", {}).items()}
         except (KeyError, TypeError, ValueError) as exc:
             raise TableError(f"{origin or 'support table'}: malformed ({type(exc).__name__}: {exc})") from None

@@ -181,8 +181,9 @@ def test_joint_check_agrees_where_the_stages_are_independent(toy_table: Path) ->
     t = SupportTable.load(toy_table)
     rec = runner.joint_check(toy_measure, t, 400, seed=3)
     assert rec["count"] == 400 and rec["accuracy"] == 1.0, rec["disagreements"][:3]
-    assert {"uniform", "supported types", "supported types, epilogue pointers set"} == set(rec["by_kind"])
-    assert rec["by_kind"]["supported types, epilogue pointers set"]["measured_works"] > 0
+    assert set(runner.JOINT_KINDS) == set(rec["by_kind"])
+    assert rec["by_kind"]["predicted to work"]["measured_works"] == 100
+    assert 0 < rec["by_kind"]["one field changed"]["measured_works"] < 100
 
 
 def test_joint_check_finds_an_interaction_the_stages_miss(toy_table: Path) -> None:
@@ -240,13 +241,27 @@ def test_fl127_stays_quiet_where_a_rule_explains_the_error(toy_table: Path) -> N
     assert [f["code"] for f in got] == ["FL115"]  # the toy table rejects it too, but FL115 says it better
 
 
-def test_fl127_needs_a_table(tmp_path: Path) -> None:
+def test_fl127_off_with_support_table_none(tmp_path: Path) -> None:
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path))
-    r = subprocess.run([sys.executable, "-m", "fusionlint.cli", "--no-cache", "-v",
+    r = subprocess.run([sys.executable, "-m", "fusionlint.cli", "--no-cache", "-v", "--support-table", "none",
                         str(SUPPORT / "bf16_in_fp16_out.cpp")], capture_output=True, text=True, cwd=ROOT, env=env,
                        timeout=300)
     assert r.returncode == 0, r.stdout
-    assert "no measured cuBLASLt support table" in r.stderr
+    assert "FL127 checks nothing" in r.stderr
+
+
+def test_fl127_uses_the_bundled_h200_table_by_default(tmp_path: Path) -> None:
+    """No table given, none calibrated: the H200 table in rulesets/ (cuBLASLt 13.1 = the stand-ins'
+    version) is used, and BF16 inputs with an FP16 D — which cuBLASLt 13.1 rejects on the H200 —
+    are reported with the supported alternatives the sweep measured."""
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "fusionlint.cli", "--no-cache", "-v", "--no-system-headers",
+                        str(SUPPORT / "bf16_in_fp16_out.cpp")], capture_output=True, text=True, cwd=ROOT, env=env,
+                       timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "cublaslt-13.1.0-nvidia-h200.json.gz" in r.stderr
+    assert "[FL127]" in r.stdout and "cuBLASLt 13.1.0 on NVIDIA H200 (measured)" in r.stdout
+    assert "CUBLAS_STATUS_NOT_SUPPORTED" in r.stdout and "(CUDA_R_16BF, CUDA_R_16BF)" in r.stdout
 
 
 def test_reference_kernels_and_passing_fixtures_are_clean_against_the_toy_table(toy_table: Path) -> None:
@@ -365,3 +380,23 @@ def test_sweep_cut_short_resumes_from_its_checkpoint(tmp_path):
     assert resumed == whole
     assert first + sum(asked) == sum(len(r) for r in [whole["types"]["rows"]]) + sum(
         len(rows) for st in whole["stages"] for rows in st["rows"].values())
+
+
+BUNDLED = ROOT / "rulesets" / "hopper-sm90" / "support" / "cublaslt-13.1.0-nvidia-h200.json.gz"
+
+
+def test_no_rule_flags_a_configuration_the_h200_table_says_works():
+    """Issue 15: where the measured table contradicts a rule, the table wins. Every working row of
+    the bundled H200 table, as the fact view a program setting it would give, through every
+    configuration rule: none may report an error (FL104 and FL113 did before)."""
+    import importlib.util
+
+    from fusionlint.rules.loader import load_rules
+
+    spec = importlib.util.spec_from_file_location("rules_vs_table", ROOT / "tools" / "rules_vs_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    table = SupportTable.load(BUNDLED)
+    assert len(table._ok_types) == 213
+    found = tool.contradictions(table, load_rules())
+    assert found == {}, {rid: cases[:2] for rid, cases in found.items()}

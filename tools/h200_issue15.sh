@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The H200 runs issue 15 needs, one step per device call (each well under the 10-minute limit).
 # Run from the repository root on the GPU machine; results go to $OUT (the device tool brings
-# them back). No GPU was lent in the session that wrote this, so none of it has run yet.
+# them back). Ran on 2 Dec 2026 (sweep, mutations, verify; results in kernels_ref/evidence/).
 #
 #   tools/h200_issue15.sh sweep      the cuBLASLt support table and its joint-space check
 #                                    (python3, nvcc, cuBLASLt: nothing else)
@@ -32,8 +32,10 @@ nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
 case "$step" in
   sweep)
     mkdir -p "$OUT/support"
-    python3 -m fusionlint.evidence.sweep --out "$OUT/support" --joint 3000 -j "$(( $(nproc) - 2 ))" \
-      2>&1 | tee "$OUT/support/sweep-log.txt"
+    # resumes from the committed checkpoint: only stages whose plan changed since are measured
+    cp kernels_ref/evidence/h200-sweep-checkpoint.json.gz "$OUT/support/checkpoint.json.gz"
+    python3 -m fusionlint.evidence.sweep --out "$OUT/support" --joint 4000 -j "$(nproc)" \
+      --resume "$OUT/support/checkpoint.json.gz" --time-limit 540 2>&1 | tee "$OUT/support/sweep-log.txt"
     ;;
   mutations)
     python3 -m fusionlint.evidence.mutations_cublaslt generate --seed "$SEED" --count "$COUNT" --out /tmp/mut

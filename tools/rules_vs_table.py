@@ -79,6 +79,7 @@ def configurations(table: SupportTable, want_ok: bool = True):
                 if stage.complete_epilogue:
                     cfg.update(table.needs.get(str(values.get("epilogue", cfg["epilogue"])), {}))
                 cfg.update(values)
+                cfg.update({f: cfg[g] for f, g in stage.ties.items()})  # as the sweep measured the row
                 yield stage.name, cfg
 
 

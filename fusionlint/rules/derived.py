@@ -316,13 +316,14 @@ def bias_epilogue(view: View) -> bool | None:
 
 @derived("expected_bias_type")
 def expected_bias_type(view: View) -> str | None:
-    """Bias type cuBLASLt accepts: the D type; for FP8 GEMMs the FP8 table's bias column."""
+    """Bias type cuBLASLt accepts: the D type; for an INT8 GEMM with an INT8 D the FP32 scale
+    type (measured: the H200 support table accepts only CUDA_R_32F there); for FP8 GEMMs the FP8 table's bias column."""
     d, c = _layout(view, "D", "TYPE"), _layout(view, "C", "TYPE")
     fp8 = fp8_inputs(view)
     if d is None or fp8 is None:
         return None
     if not fp8:
-        return d
+        return "CUDA_R_32F" if d == "CUDA_R_8I" and _layout(view, "A", "TYPE") == "CUDA_R_8I" else d
     if d in ("CUDA_R_16BF", "CUDA_R_16F"):
         return d
     if d == "CUDA_R_32F":

@@ -119,6 +119,19 @@ def describe_fields(table: SupportTable, config: dict[str, Any], fields: list[st
     return ", ".join(parts)
 
 
+def status_text(status: str) -> str:
+    """A table status as a user reads it: a sweep driver killed by a signal means the program died
+    inside cuBLASLt (the table keeps the driver's words)."""
+    import re
+
+    m = re.match(r"driver died \(exit status (-?\d+)\)", status or "")
+    if m:
+        code = int(m.group(1))
+        sig = {-6: "SIGABRT", -11: "SIGSEGV", -7: "SIGBUS", -8: "SIGFPE"}.get(code)
+        return f"the program killed inside cuBLASLt ({sig or f'exit status {code}'}; no status returned)"
+    return status
+
+
 def nearest_text(table: SupportTable, suggestions: list[tuple[str, list]]) -> str:
     out = []
     for field, values in suggestions:
@@ -149,7 +162,7 @@ def check_view(table: SupportTable, view: dict,
         stage = next(s for s in table.stages if s.name == verdict.stage)
         fields = tuple(dict.fromkeys((*table.type_fields, *stage.fields)))
     unknown = [LABELS.get(f, f) for f in fields if len(cands[f]) > 1]
-    got = verdict.failure or "rejected"
+    got = status_text(verdict.failure) or "rejected"
     if unknown:
         got = f"whatever the {', '.join(unknown)} (not known statically): {got}"
     message = f"{table.description} does not support {describe_fields(table, config, fields)}; the sweep got {got}"

@@ -245,7 +245,8 @@ def sweep(measure: Measure, domains: dict[str, list] | None = None, log=print) -
             i += n
         works = sum(s == OK for s in out)
         log(f"sweep: stage {name}: {len(lines)} rows, {works} work ({time.time() - t1:.0f} s)")
-        table_stages.append({"name": name, "fields": fields, "complete_epilogue": complete, "rows": rows_by_type})
+        table_stages.append({"name": name, "fields": fields, "complete_epilogue": complete, "rows": rows_by_type,
+                             "ties": stages.ties(fields)})
     if len(statuses) > len(ALPHABET):
         raise SweepError(f"{len(statuses)} distinct outcomes: more than the table format holds")
     return {

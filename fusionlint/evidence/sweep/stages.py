@@ -15,8 +15,11 @@ from fusionlint.evidence.sweep.space import BASE, DOMAINS, OPS, needs
 # pointers an epilogue reads are set for it (when the stage does not sweep them itself)
 STAGES: list[tuple[str, list[str], bool]] = [
     ("layout", ["transa", "transb", "order_a", "order_b", "order_c", "order_d", "batch"], True),
-    ("epilogue", ["epilogue", "transa", "transb", "order_d"], True),
-    ("epilogue_pointers", ["epilogue", "bias_pointer", "aux_pointer", "aux_ld"], False),
+    # the orders of A and B with the transposes (a row-major A with TRANSB=C, or GELU_AUX with a
+    # row-major A, behave unlike the column-major base: H200 joint check of 2 Dec 2026)
+    ("epilogue", ["epilogue", "transa", "transb", "order_a", "order_b", "order_d"], True),
+    # an aux pointer with a row-major D fails where the column-major base works (same check)
+    ("epilogue_pointers", ["epilogue", "bias_pointer", "aux_pointer", "aux_ld", "order_d"], False),
     ("bias_type", ["epilogue", "bias_data_type"], True),
     ("aux_type", ["epilogue", "aux_data_type"], True),
     ("scales", ["a_scale_pointer", "b_scale_pointer", "c_scale_pointer", "d_scale_pointer", "amax_d_pointer",
@@ -31,6 +34,11 @@ assert all(set(f) <= set(DOMAINS) for _, f, _ in STAGES) and OPS
 # order, so a stage that varied D's order alone would measure that mismatch (already the layout
 # stage's finding) instead of its own fields, and reject row-major C/D outright.
 TIES: dict[str, str] = {"order_c": "order_d"}
+
+
+def ties(fields: list[str]) -> dict[str, str]:
+    """The ties that apply to a stage sweeping ``fields``."""
+    return {f: g for f, g in TIES.items() if g in fields and f not in fields}
 
 
 def product(fields: list[str], domains: dict[str, list] = DOMAINS) -> Iterator[tuple]:
@@ -49,9 +57,9 @@ def configuration(values: dict, complete_epilogue: bool = True) -> dict:
 
 def stage_rows(types: dict, stage: tuple[str, list[str], bool], domains: dict[str, list] = DOMAINS) -> Iterator[dict]:
     _, fields, complete = stage
-    ties = {f: g for f, g in TIES.items() if g in fields and f not in fields}
+    tied = ties(fields)
     for combo in product(fields, domains):
         cfg = configuration({**types, **dict(zip(fields, combo))}, complete)
-        for f, g in ties.items():
+        for f, g in tied.items():
             cfg[f] = cfg[g]
         yield cfg
