@@ -120,10 +120,20 @@ class SupportTable:
         return f"cuBLASLt {version_text(self.cublaslt_version)} on {gpu} (measured)"
 
     # ---- questions ---------------------------------------------------------------------------
-    def candidates(self, known: dict) -> dict[str, list[int]] | None:
+    def candidates(self, known: dict, outside: set[str] | None = None) -> dict[str, list[int]] | None:
         """Index sets per field from ``{field: value | None}`` (None: unknown, every value); None
-        when a value lies outside the measured domain."""
+        when a value lies outside the measured domain — or, with ``outside`` (a set to fill), that
+        field's whole domain, its name added to ``outside`` (the stages that sweep it then decide
+        nothing: pass it to :meth:`check` as ``skip``)."""
         out: dict[str, list[int]] = {}
+
+        def beyond(f: str, dom: list) -> bool:
+            if outside is None:
+                return False
+            outside.add(f)
+            out[f] = list(range(len(dom)))
+            return True
+
         for f, dom in self.fields.items():
             v = known.get(f, self.base.get(f)) if f in known or f in self.base else None
             if v is None:
@@ -131,24 +141,32 @@ class SupportTable:
             elif isinstance(v, (list, tuple, set, frozenset)):
                 idx = [self._index[f][x] for x in v if _hashable(x) and x in self._index[f]]
                 if not idx:
+                    if beyond(f, dom):
+                        continue
                     return None
                 out[f] = sorted(set(idx))
             else:
                 i = self._index[f].get(v) if _hashable(v) else None
                 if i is None:
+                    if beyond(f, dom):
+                        continue
                     return None
                 out[f] = [i]
         return out
 
-    def check(self, cands: dict[str, list[int]]) -> Verdict:
+    def check(self, cands: dict[str, list[int]], skip: frozenset[str] | set[str] = frozenset()) -> Verdict:
         """Is some completion of the candidate sets supported? The failure named is that of the
-        first type combination tried (of the only one, when the types are known)."""
+        first type combination tried (of the only one, when the types are known). ``skip``: fields
+        whose value lies outside the measured domain; stages that sweep one decide nothing, and a
+        type field among them leaves the whole question open (``supported=None``)."""
+        if skip & set(self.type_fields):
+            return Verdict(None)
         types = self._type_candidates(cands)
         if not any(True for _ in itertools.islice(types, 1)):
             return Verdict(False, self._type_failure(cands), "types")
         first: Verdict | None = None
         for t in self._type_candidates(cands):
-            failed = self._stage_failure(t, cands)
+            failed = self._stage_failure(t, cands, skip)
             if failed is None:
                 return Verdict(True)
             first = first or failed
@@ -161,7 +179,7 @@ class SupportTable:
         return Verdict(None) if cands is None else self.check(cands)
 
     def nearest(self, cands: dict[str, list[int]], fields: list[str] | None = None,
-                limit: int = 4) -> list[tuple[str, list]]:
+                limit: int = 4, skip: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, list]]:
         """The fewest-field changes that make the configuration supported: ``[(field, [values])]``
         for single-field changes; else pairs of type fields as ``("f1+f2", [(v1, v2), ...])``.
         ``fields``: the fields that may change (default: those with one candidate)."""
@@ -174,7 +192,7 @@ class SupportTable:
             off = [i for i, d in enumerate(digits) if d not in sets[i]]
             if not 1 <= len(off) <= 2 or any(i not in movable for i in off):
                 continue
-            if self._stage_failure(t, cands) is not None:
+            if self._stage_failure(t, cands, skip) is not None:
                 continue
             key = tuple(self.type_fields[i] for i in off)
             value = tuple(self.fields[self.type_fields[i]][digits[i]] for i in off)
@@ -185,7 +203,7 @@ class SupportTable:
             if f in self.type_fields:
                 continue
             ok = [self.fields[f][i] for i in range(len(self.fields[f]))
-                  if [i] != cands[f] and self.check({**cands, f: [i]}).supported]
+                  if [i] != cands[f] and self.check({**cands, f: [i]}, skip).supported]
             if ok:
                 changes[(f,)] = [(v,) for v in ok]
         single = [(k[0], [v[0] for v in vals]) for k, vals in changes.items() if len(k) == 1]
@@ -224,10 +242,11 @@ class SupportTable:
             return self._status(seen.pop())
         return "every possible type combination rejected (" + "; ".join(sorted(self._status(c) for c in seen)) + ")"
 
-    def _stage_failure(self, t: int, cands: dict[str, list[int]]) -> Verdict | None:
+    def _stage_failure(self, t: int, cands: dict[str, list[int]],
+                       skip: frozenset[str] | set[str] = frozenset()) -> Verdict | None:
         for stage in self.stages:
             rows = stage.rows.get(t)
-            if rows is None:
+            if rows is None or (skip and skip & set(stage.fields)):
                 continue
             sets = [cands[f] for f in stage.fields]
             if _prod(len(s) for s in sets) > MAX_COMPLETIONS:

@@ -150,10 +150,11 @@ def check_view(table: SupportTable, view: dict,
     """(verdict, message, fix) when the table says no completion of this configuration is
     supported; None otherwise (supported, or outside the measured space)."""
     config = table_config(view, complete)
-    cands = table.candidates(config)
+    outside: set[str] = set()  # values the sweep never measured: the stages sweeping them decide nothing
+    cands = table.candidates(config, outside)
     if cands is None:
         return None
-    verdict = table.check(cands)
+    verdict = table.check(cands, outside)
     if verdict.supported is not False:
         return None
     if verdict.stage == "types":
@@ -161,13 +162,13 @@ def check_view(table: SupportTable, view: dict,
     else:
         stage = next(s for s in table.stages if s.name == verdict.stage)
         fields = tuple(dict.fromkeys((*table.type_fields, *stage.fields)))
-    unknown = [LABELS.get(f, f) for f in fields if len(cands[f]) > 1]
+    unknown = [LABELS.get(f, f) for f in fields if len(cands[f]) > 1 and f not in outside]
     got = status_text(verdict.failure) or "rejected"
     if unknown:
         got = f"whatever the {', '.join(unknown)} (not known statically): {got}"
     message = f"{table.description} does not support {describe_fields(table, config, fields)}; the sweep got {got}"
     known = [f for f in fields if len(cands[f]) == 1]
-    suggestions = table.nearest(cands, known)
+    suggestions = table.nearest(cands, [f for f in known if f not in outside], skip=outside)
     fix = ("nearest supported (fewest fields changed): " + nearest_text(table, suggestions)) if suggestions else \
         "no configuration with one or two of these fields changed is supported; see `fusionlint rule FL127`"
     return verdict, message, fix

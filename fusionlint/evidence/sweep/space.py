@@ -57,8 +57,9 @@ POINTER_MODES = ["CUBLASLT_POINTER_MODE_HOST", "CUBLASLT_POINTER_MODE_DEVICE", "
                  "CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST"]
 OPS = ["CUBLAS_OP_N", "CUBLAS_OP_T", "CUBLAS_OP_C"]
 ORDERS = ["CUBLASLT_ORDER_COL", "CUBLASLT_ORDER_ROW"]
-EXTRA_TYPES = ["CUDA_R_16F", "CUDA_R_16BF", "CUDA_R_32F", "CUDA_R_64F", "CUDA_R_8F_E4M3", "CUDA_R_8F_E5M2",
-               "CUDA_R_8I"]  # bias / aux data types tried
+# bias / aux data types tried: every data type (the 2 Dec 2026 table tried 7; a CUDA_C_32F or
+# CUDA_R_32I bias then lay outside it, and FL127 could not decide the bias stage)
+EXTRA_TYPES = list(TYPES)
 BOOL = [False, True]
 
 # (field, domain, value of the base configuration) in the driver's order
