@@ -353,3 +353,56 @@ def attribute_sets(calls: CallLog, model: ApiModel) -> list[AttrSet]:
                            Unknown("no sizeInBytes in the log line", at),
                            buffer="", buffer_type="", loc=at, site=at))
     return out
+
+
+# ---- comparing with the static path ---------------------------------------------------------------
+# The parts of a configuration's fact view the log carries. Not compared: ``pointer_types`` (the C
+# types of the user's pointer variables: the log has addresses only), ``operands`` (variables
+# statically, addresses in the log) and ``kind``.
+COMPARED_PARTS = ("matmul_desc", "layout_A", "layout_B", "layout_C", "layout_D", "preference")
+
+
+def view_differences(static_cfg: Configuration, traced: Configuration) -> tuple[list[tuple[str, object, object]], int]:
+    """The fields in which two configurations' fact views differ, ``(fact, static, traced)``, and
+    how many fields were not compared because the static value is unknown (a function parameter,
+    an opaque call). A run-time value (a pointer) equals a run-time value; an absent attribute
+    equals only an absent one."""
+    from fusionlint.rules.engine import configuration_view
+    from fusionlint.rules.markers import ABSENT, UNKNOWN
+
+    sv, tv = configuration_view(static_cfg), configuration_view(traced)
+    diffs: list[tuple[str, object, object]] = []
+    skipped = 0
+    for part in COMPARED_PARTS:
+        a, b = sv.get(part, ABSENT), tv.get(part, ABSENT)
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            if not (a is b or a == b):
+                diffs.append((part, a, b))
+            continue
+        for name in sorted(set(a) | set(b)):
+            x, y = a.get(name, ABSENT), b.get(name, ABSENT)
+            if x is UNKNOWN:
+                skipped += 1
+                continue
+            if not (x is y or x == y):
+                diffs.append((f"{part}.{name}", x, y))
+    return diffs, skipped
+
+
+def attribute_sequence(cfg: Configuration) -> tuple[str, ...]:
+    """The matmul-descriptor attributes written, in order (static: the SetAttribute calls; traced:
+    the SetAttribute lines tied to the call)."""
+    return tuple(s.attribute or "?" for s in (cfg.desc.sets if cfg.desc is not None else ()))
+
+
+def same_configuration(static_cfg: Configuration, traced: Configuration) -> bool:
+    """Is ``traced`` the configuration written at ``static_cfg``: the same kind of call, every
+    compared fact the static path knows equal, and the same attribute writes in the same order
+    (when the log ties writes to the call)?"""
+    if static_cfg.kind != traced.kind:
+        return False
+    diffs, _ = view_differences(static_cfg, traced)
+    if diffs:
+        return False
+    seq = attribute_sequence(traced)
+    return not seq or seq == attribute_sequence(static_cfg)
