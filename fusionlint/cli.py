@@ -16,7 +16,7 @@ from fusionlint.errors import InputError
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
-COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server")
+COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server", "trace")
 # facts, graph and probe parse each file in a forked child (workers.call_isolated) with this limit;
 # test-rules goes through check's workers, with this as its default --timeout
 ISOLATED_TIMEOUT = 600.0
@@ -169,6 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--seed", type=int, default=15, help="seed of the joint check's configurations")
     cal.add_argument("-j", "--jobs", type=_positive_int, metavar="N", help="driver processes (default: all cores but one)")
     cal.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+    trace = sub.add_parser("trace", help="run a command with cuBLASLt logging (or read its logs) and check the "
+                                         "GEMM configurations it used",
+                           usage="fusionlint trace [OPTIONS] -- CMD ARGS...\n       fusionlint trace [OPTIONS] "
+                                 "--from-log FILE...",
+                           epilog="exit status: 0 clean (or no cuBLASLt call logged), 1 findings, 2 usage error")
+    from fusionlint.trace.command import add_arguments as add_trace_arguments
+
+    add_trace_arguments(trace, _arch)
 
     from fusionlint.lsp import add_arguments as add_server_arguments
 
@@ -408,6 +417,12 @@ def cmd_server(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    from fusionlint.trace.command import run_trace
+
+    return run_trace(args)
+
+
 def cmd_test_rules(args: argparse.Namespace) -> int:
     from fusionlint.rules.selftest import annotated_files, run_test_rules
 
@@ -430,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
                 "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify, "calibrate": cmd_calibrate,
-                "server": cmd_server}
+                "server": cmd_server, "trace": cmd_trace}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit
