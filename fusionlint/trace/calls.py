@@ -300,6 +300,11 @@ def finish(calls: CallLog) -> CallLog:
                 call.heuristic = h
                 if call.preference is None:
                     call.preference = h.preference
+                # the query names no handles: what the matmul's handles say holds for it too
+                if not h.layout_sets and call.layout_sets:
+                    h.layout_sets, h.layout_handles = dict(call.layout_sets), dict(call.layout_handles)
+                if h.desc_sets is None and call.desc_sets is not None:
+                    h.desc_sets, h.desc_handle, h.desc_created = list(call.desc_sets), call.desc_handle, call.desc_created
         previous[call.pid] = call
     return calls
 

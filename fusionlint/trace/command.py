@@ -347,8 +347,15 @@ def _trace_logs(args: argparse.Namespace, logs: list, status: int | None) -> int
             if not sel.enabled(f.code, f.path):
                 continue
             tc = by_line.get(f.line)
+            # a related location on the finding's own line says nothing (the objects of a traced
+            # configuration are located at its call)
+            related = tuple(r for r in f.related if (r.path, r.line) != (f.path, f.line))
+            f = replace(f, related=related)
             if tc is not None:
-                f = replace(f, related=f.related + _said(tc) + tuple(
+                created = tc.first.desc_created
+                if created is not None:
+                    related += (Related(tc.first.path, created, 1, "the matmul descriptor was created here"),)
+                f = replace(f, related=related + _said(tc) + tuple(
                     Related(s.path, s.site.line, s.site.column, "the same configuration is written here")
                     for s in links.get(id(tc), ())))
             findings.append(f)
