@@ -23,13 +23,13 @@ TRACED = [p for p in PROGRAMS if (LOGS / f"{p.stem}.log").exists()]
 # Facts that differ for a reason, by program: (fact, why).
 FACT_EXCEPTIONS = {
     "FL100_transa_int64_size": ("matmul_desc.TRANSA",
-                                "the program writes CUBLAS_OP_T with sizeInBytes=8; cuBLASLt rejects the write "
-                                "(FL100) and keeps CUBLAS_OP_N, which is what the log shows and what ran"),
+                                ("the program writes CUBLAS_OP_T with sizeInBytes=8; cuBLASLt rejects the write "
+                                 "(FL100) and keeps CUBLAS_OP_N, which is what the log shows and what ran")),
 }
 # Rule codes the static path finds and the log cannot show, by program.
 FINDING_EXCEPTIONS = {
-    "FL124_bias_float_buffer": ("FL124", "FL124 compares the C type of the bias pointer variable (float *) with "
-                                         "the bias data type; the log has only the pointer's address"),
+    "FL124_bias_float_buffer": ("FL124", ("FL124 compares the C type of the bias pointer variable (float *) with "
+                                          "the bias data type; the log has only the pointer's address")),
     "FL124_bias_float_buffer_declared_16bf": ("FL124", "the same: the log does not carry the bias buffer's C type"),
 }
 
@@ -87,10 +87,10 @@ def test_every_log_parses():
 def test_malformed_and_unknown_lines_are_counted_not_fatal():
     lines = ["garbage\n", "\n", "[2026-12-02 00:30:06][cublasLt][1][Api][cublasLtMatmul] A=[unclosed\n",
              "[2026-12-02 00:30:06][cuBLAS][1][Api][cublasGemmEx] m=1\n",
-             "[2026-12-02 00:30:06][cublasLt][1][Api][cublasLtMatmulAlgoGetHeuristic] Adesc=[type=R_16BF rows=8 "
-             "cols=8 ld=8] Bdesc=[type=R_16BF rows=8 cols=8 ld=8] Cdesc=[type=R_16BF rows=8 cols=8 ld=8] "
-             "Ddesc=[type=R_16BF rows=8 cols=8 ld=8] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F "
-             "someNewField=3]\n",
+             ("[2026-12-02 00:30:06][cublasLt][1][Api][cublasLtMatmulAlgoGetHeuristic] Adesc=[type=R_16BF rows=8 "
+              "cols=8 ld=8] Bdesc=[type=R_16BF rows=8 cols=8 ld=8] Cdesc=[type=R_16BF rows=8 cols=8 ld=8] "
+              "Ddesc=[type=R_16BF rows=8 cols=8 ld=8] computeDesc=[computeType=COMPUTE_32F scaleType=R_32F "
+              "someNewField=3]\n"),
              "[x][cublasLt][1][Weird][cublasLtFuture] ]]][[\n"]
     log = parse_lines(lines, "t.log")
     assert log.skipped == 3 and [n for n, _ in log.skipped_examples] == [1, 3, 4]
@@ -158,8 +158,8 @@ def test_cublaslt_error_and_info_lines_do_not_change_findings(rules_and_table):
 
 
 def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fusionlint.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, input=stdin, timeout=300)
+    return subprocess.run([sys.executable, "-m", "fusionlint.cli", *args], check=False, capture_output=True,
+                          text=True, cwd=ROOT, input=stdin, timeout=300)
 
 
 def test_torch_summary_names_the_bias_epilogue_gemms_as_fused():

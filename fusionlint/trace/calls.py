@@ -116,7 +116,7 @@ class GemmCall:
     dumps_from: str = ""  # where the dumps came from: "trace", "api", "heuristic:<line>", "" none
     operands: dict = field(default_factory=dict)  # A B C D workSpaceSizeInBytes beta ... as logged
     internal: str = ""  # cuBLAS's own entry points (cublasLtTSTMatmul...): "TST"
-    heuristic: "GemmCall | None" = None  # the query this matmul follows, with the same configuration
+    heuristic: GemmCall | None = None  # the query this matmul follows, with the same configuration
 
     @property
     def rejected(self) -> bool:

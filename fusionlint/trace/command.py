@@ -47,7 +47,7 @@ def add_arguments(p: argparse.ArgumentParser, arch_type) -> None:
     p.add_argument("--support-table", metavar="FILE",
                    help="the measured support table FL127 checks against (default: the one for the cuBLASLt "
                         "version the log names; `none`: FL127 off)")
-    codes = dict(type=lambda s: [c for c in s.split(",") if c.strip()], metavar="CODE[,CODE...]")
+    codes = {"type": lambda s: [c for c in s.split(",") if c.strip()], "metavar": "CODE[,CODE...]"}
     p.add_argument("--select", **codes, help="report only these codes or prefixes")
     p.add_argument("--ignore", **codes, help="do not report these codes or prefixes")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")

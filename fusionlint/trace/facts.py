@@ -23,7 +23,15 @@ from dataclasses import dataclass, field
 from fusionlint.facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.frontend.values import Known, Loc, Symbol, Unknown, Value
-from fusionlint.trace.calls import CREATE_KEYS, CallLog, GemmCall, SetLine, desc_field, layout_field, pref_field
+from fusionlint.trace.calls import (
+    CREATE_KEYS,
+    CallLog,
+    GemmCall,
+    SetLine,
+    desc_field,
+    layout_field,
+    pref_field,
+)
 
 # computeDesc keys cuBLASLt 13.1 was seen to print (each only when it differs from its default)
 PRINTED = {"TRANSA", "TRANSB", "TRANSC", "EPILOGUE", "BIAS_POINTER", "BIAS_DATA_TYPE", "A_SCALE_POINTER",
@@ -167,7 +175,7 @@ class _Converter:
             v, n = dumped.pop(name, (Unknown(f"the log does not show {name}", at), None))
             obj.create_args[name] = v
             fields[name] = Field(v, "create", None, n)
-        for name, default in DEFAULTS["matmul_desc"].items():
+        for name in DEFAULTS["matmul_desc"]:
             v, n = self.default("matmul_desc", name, at)
             fields[name] = Field(v, "default", None, n)
         written: dict[str, None] = {}

@@ -11,8 +11,8 @@ balance, is skipped and counted (``ParsedLog.skipped``). Standard library only.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 LINE = re.compile(r"^\[(?P<time>[^\]]*)\]\[(?P<lib>[A-Za-z]+)\]\[(?P<pid>\d+)\]\[(?P<level>[A-Za-z]+)\]"
                   r"\[(?P<function>[A-Za-z_][A-Za-z0-9_]*)\] ?(?P<text>.*)$")
