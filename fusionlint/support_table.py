@@ -82,6 +82,12 @@ class SupportTable:
             raise TableError(f"{origin or 'support table'}: malformed ({type(exc).__name__}: {exc})") from None
         self._index = {f: {v: i for i, v in enumerate(dom)} for f, dom in self.fields.items()}
         self._ok_char = ALPHABET[self.statuses.index(OK)]
+        # rows the sweep could not decide (the driver died, or its answer was unreadable) count as
+        # possibly supported: FL127 never reports a failure it did not measure. (The 2 Dec 2026
+        # H200 table's "driver died" rows are such: its driver did not flush each answer, so a
+        # killed process took earlier answers with it and the first unanswered line was blamed.)
+        self._open_chars = {ALPHABET[i] for i, st in enumerate(self.statuses)
+                            if st.startswith(("driver died", "driver output unreadable", "bad input line"))}
         radix = [len(self.fields[f]) for f in self.type_fields]
         self._type_radix = radix
         if len(self.type_rows) != _prod(radix):
@@ -258,7 +264,7 @@ class SupportTable:
                 for r, c in zip(radix, combo):
                     i = i * r + c
                 ch = rows[i]
-                if ch == self._ok_char:
+                if ch == self._ok_char or ch in self._open_chars:
                     break
                 seen = seen or ch
             else:

@@ -400,3 +400,33 @@ def test_no_rule_flags_a_configuration_the_h200_table_says_works():
     assert len(table._ok_types) == 213
     found = tool.contradictions(table, load_rules())
     assert found == {}, {rid: cases[:2] for rid, cases in found.items()}
+
+
+def test_a_row_the_driver_died_on_is_not_a_measured_failure(tmp_path):
+    """A killed driver's blame was unreliable (answers lost with the process): such rows never make
+    FL127 report, and a resumed sweep measures them again."""
+    def dying(lines: list[str]) -> list[str]:
+        out = toy_measure(lines)
+        return [runner.DIED + " (exit status -6): " if decode(ln)["pointer_mode"] == "CUBLASLT_POINTER_MODE_DEVICE"
+                else o for ln, o in zip(lines, out)]
+
+    table = runner.sweep(dying, TOY_DOMAINS, log=lambda m: None)
+    path = tmp_path / "t.json.gz"
+    runner.write_table(table, path)
+    t = SupportTable.load(path)
+    bf16 = {"a_type": "CUDA_R_16BF", "b_type": "CUDA_R_16BF", "c_type": "CUDA_R_16BF", "d_type": "CUDA_R_16BF",
+            "compute_type": "CUBLAS_COMPUTE_32F", "scale_type": "CUDA_R_32F"}
+    assert t.verdict({**t.base, **bf16, "pointer_mode": "CUBLASLT_POINTER_MODE_DEVICE"}).supported is True
+
+    lines = [space.encode({**space.BASE, **bf16, "pointer_mode": pm})
+             for pm in ("CUBLASLT_POINTER_MODE_HOST", "CUBLASLT_POINTER_MODE_DEVICE")]
+    cp = tmp_path / "cp.json.gz"
+    assert runner.Checkpoint(cp).wrap(dying)(lines)[1].startswith(runner.DIED)
+    asked: list[str] = []
+
+    def fixed(batch: list[str]) -> list[str]:
+        asked.extend(batch)
+        return toy_measure(batch)
+
+    got = runner.Checkpoint(cp).wrap(fixed)(lines)
+    assert asked == lines[1:] and got == toy_measure(lines)

@@ -186,6 +186,10 @@ int main() {
       if (ce == cudaSuccess) ce = cudaGetLastError();
     }
     std::printf("%ld %d %d %d %s %s\n", lineno, (int)hs, returned, ms, cudaGetErrorName(ce), where);
+    // every answer out before the next line runs: a line that kills the process (cuBLASLt aborts on
+    // some configurations) must not take the buffered answers of earlier lines with it, or the
+    // runner blames the first unanswered line instead of the one that killed it
+    std::fflush(stdout);
     if (ld) cublasLtMatrixLayoutDestroy(ld);
     if (lc) cublasLtMatrixLayoutDestroy(lc);
     if (lb) cublasLtMatrixLayoutDestroy(lb);

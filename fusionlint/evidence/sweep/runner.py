@@ -115,7 +115,7 @@ def _run_chunk(exe: Path, lines: list[str], timeout: float) -> list[str]:
         start += answered
         if r.returncode not in (0, 3) or (r.returncode == 3 and not answered):
             # the driver died without answering the next line: record that line and go on
-            results.append(f"driver died (exit status {r.returncode}): {r.stderr.strip()[:200]}")
+            results.append(f"{DIED} (exit status {r.returncode}): {r.stderr.strip()[:200]}")
             start += 1
     return results[:len(lines)]
 
@@ -161,6 +161,9 @@ def _type_lines(domains: dict[str, list]) -> list[str]:
 Measure = Callable[[list[str]], list[str]]  # driver input lines -> outcome texts
 
 
+DIED = "driver died"  # the outcome of a line the driver did not survive
+
+
 class TimeLimit(SweepError):
     pass
 
@@ -195,6 +198,11 @@ class Checkpoint:
         def resumable(lines: list[str]) -> list[str]:
             key = hashlib.sha256("\n".join(lines).encode()).hexdigest()
             got = self.done.setdefault(key, [])
+            died = [i for i, o in enumerate(got) if o.startswith(DIED)]
+            if died:  # measured by a driver that lost its buffered answers when killed: blame unreliable
+                for i, o in zip(died, measure([lines[i] for i in died])):
+                    got[i] = o
+                self.save()
             last = 0.0
             while len(got) < len(lines):
                 if self.deadline is not None and time.time() + last > self.deadline:
