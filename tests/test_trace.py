@@ -164,9 +164,11 @@ def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
 
 def test_torch_summary_names_the_bias_epilogue_gemms_as_fused():
     logs = [str(LOGS / "torch_gemms-default.log"), str(LOGS / "torch_gemms-cublaslt.log")]
-    r = _run("trace", "--from-log", *logs, "--output-format", "json", "--support-table", "none")
+    r = _run("trace", "--from-log", *logs, "--output-format", "json")
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
+    # every GEMM PyTorch ran on the H200 is clean, against the bundled H200 support table too
+    # (row-wise _scaled_mm was once flagged by FL127 from a sweep row the driver died on)
     assert report["findings"] == []
     bias = [g for g in report["gemms"] if g["epilogue"] == "BIAS"]
     # F.linear+bias in bf16, fp16 and fp32 and _scaled_mm +bias, in both logs
