@@ -24,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 
 from fusionlint import cache, compile_db, config
-from fusionlint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
+from fusionlint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
 from fusionlint.frontend.parse import CUDA_SUFFIXES, ParseOptions, build_args
 from fusionlint.paths import glob_matches

@@ -11,19 +11,20 @@ import sys
 from pathlib import Path
 
 from fusionlint import __version__
-from fusionlint.errors import InputError
+from fusionlint.errors import (  # noqa: F401  (re-exported: the exit statuses are part of the CLI)
+    EXIT_BROKEN_PIPE,
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_INTERRUPTED,
+    InputError,
+    UsageError,
+)
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
 COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server", "trace")
 # facts, graph and probe parse each file in a forked child (workers.call_isolated) with this limit;
 # test-rules goes through check's workers, with this as its default --timeout
 ISOLATED_TIMEOUT = 600.0
-
-
-class UsageError(InputError):
-    """A bad command line."""
 
 
 def _parse_options(args: argparse.Namespace):

@@ -113,7 +113,7 @@ def run_test_rules(args, files: list[Path]) -> int:
     """``fusionlint test-rules``: every annotated fixture checked as ``check`` checks it, results
     printed in file order; exit 1 when one fails."""
     from fusionlint import cache, check, workers
-    from fusionlint.cli import EXIT_CLEAN, EXIT_FINDINGS
+    from fusionlint.errors import EXIT_CLEAN, EXIT_FINDINGS
     from fusionlint.progress import Progress, wanted
 
     args = _check_args(args)
