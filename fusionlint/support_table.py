@@ -115,7 +115,7 @@ class SupportTable:
             raise TableError(f"{p}: cannot read support table: {exc}") from None
         table = cls(data, str(p))
         if plain_copy is not None:
-            from fusionlint.cache import write_atomic
+            from fusionlint.store import write_atomic
 
             write_atomic(plain_copy, raw)
         return table

@@ -379,12 +379,12 @@ def _pch_target(path: Path, args: list[str], pre: Preamble, skip: bool) -> tuple
     """(key, path of the header compiled into the PCH). A file's own preamble is compiled as a header
     in its directory (quoted includes resolve the same); the CUDA prelude alone (an empty preamble)
     is one PCH for every CUDA file with these arguments."""
-    from fusionlint import cache
+    from fusionlint import store
 
     if not pre.lines:
-        return cache.digest("pch", cache.fusionlint_key(), cache.libclang_key(), os.getcwd(), args, skip), PRELUDE_ONLY
+        return store.digest("pch", store.fusionlint_key(), store.libclang_key(), os.getcwd(), args, skip), PRELUDE_ONLY
     header_path = str(path.parent.absolute() / PREAMBLE_NAME)
-    return cache.digest("pch", cache.fusionlint_key(), cache.libclang_key(), os.getcwd(), args,
+    return store.digest("pch", store.fusionlint_key(), store.libclang_key(), os.getcwd(), args,
                         header_path, pre.header, skip), header_path
 
 
@@ -403,21 +403,21 @@ def _note_preamble(path: Path, args: list[str], text: str, pch_dir: Path, unit: 
     """After a parse without the file's own PCH: remember that its preambles were seen (the next
     sighting builds a PCH). A parse that ended in a fatal error (headers found nowhere, past the
     re-parse rounds) marks the file's own preamble as not worth trying while its headers stay."""
-    from fusionlint import cache
+    from fusionlint import store
 
     fatal = any(d.severity == "fatal" for d in unit.diagnostics)
     skip = _may_skip_bodies(text, args)
     for pre in _candidates(path, args, text):
         key = _pch_target(path, args, pre, skip)[0]
         meta_path = pch_dir / f"{key}.json"
-        if cache.read_json(meta_path) is not None:
+        if store.read_json(meta_path) is not None:
             continue
         record: dict = {"seen": time.time(), "n_includes": len(unit.includes)}
-        deps = cache.dependencies(unit.includes, time.time()) if fatal and pre.lines else None
+        deps = store.dependencies(unit.includes, time.time()) if fatal and pre.lines else None
         if deps is not None:
             record = {"key": key, "failed": True, "deps": deps,
-                      "absent": cache.absent_candidates(unit.missing_headers, str(path), args, unit.includes)}
-        cache.write_atomic(meta_path, json.dumps(record).encode())
+                      "absent": store.absent_candidates(unit.missing_headers, str(path), args, unit.includes)}
+        store.write_atomic(meta_path, json.dumps(record).encode())
 
 
 def _lock(path: Path) -> bool:
@@ -453,7 +453,7 @@ def _build_pch(path: Path, key: str, header_path: str, args: list[str], unsaved:
     """Compile the preamble into ``<key>.pch`` and return its record (None: not possible here). At
     a first sight (``_build_at_first_sight``), a preamble whose headers name cuBLASLt gets no PCH
     now (one with every body would cost more than the plain parse); the next sighting builds it."""
-    from fusionlint import cache
+    from fusionlint import store
 
     lock = pch_dir / f"{key}.lock"
     if not _lock(lock):
@@ -470,22 +470,22 @@ def _build_pch(path: Path, key: str, header_path: str, args: list[str], unsaved:
         includes = _real_includes(tu)
         if any(d.severity == "fatal" or (d.path == header_path and d.severity == "error") for d in diags):
             # the preamble stops the parse, or has errors of its own: no PCH while its headers stay the same
-            deps = cache.dependencies(includes, since)
+            deps = store.dependencies(includes, since)
             if deps is not None:
-                cache.write_atomic(pch_dir / f"{key}.json", json.dumps(
+                store.write_atomic(pch_dir / f"{key}.json", json.dumps(
                     {"key": key, "failed": True, "deps": deps,
-                     "absent": cache.absent_candidates(missing, str(path), args, includes)}).encode())
+                     "absent": store.absent_candidates(missing, str(path), args, includes)}).encode())
             return None
         inclusions = []
         for inc in tu.get_includes():
             src = inc.source.name if inc.source is not None else ""
             tgt = inc.include.name if inc.include is not None else ""
             inclusions.append([src, tgt, inc.depth])
-        deps = cache.dependencies(includes, since)
+        deps = store.dependencies(includes, since)
         if deps is None:
             return None
         pch_file = pch_dir / f"{key}.pch"
-        tmp = pch_dir / f"{cache._TMP_PREFIX}{key}-{os.getpid()}.pch"
+        tmp = pch_dir / f"{store._TMP_PREFIX}{key}-{os.getpid()}.pch"
         try:
             tu.save(str(tmp))
             os.replace(tmp, pch_file)
@@ -497,10 +497,10 @@ def _build_pch(path: Path, key: str, header_path: str, args: list[str], unsaved:
             return None
         del tu
         record = {"key": key, "pch": pch_file.name, "deps": deps, "missing": missing,
-                  "absent": cache.absent_candidates(missing, str(path), args, includes),
+                  "absent": store.absent_candidates(missing, str(path), args, includes),
                   "diagnostics": [[d.severity, d.path, d.line, d.column, d.message] for d in diags],
                   "inclusions": inclusions, "header": header_path, "bodies": "skipped" if skip else "parsed"}
-        cache.write_atomic(pch_dir / f"{key}.json", json.dumps(record).encode())
+        store.write_atomic(pch_dir / f"{key}.json", json.dumps(record).encode())
         return record
     finally:
         try:
@@ -522,22 +522,22 @@ def _parse_with_pch(path: Path, args: list[str], mode: dict[str, str], unsaved: 
 
 def _parse_with(path: Path, args: list[str], mode: dict[str, str], unsaved: list[tuple[str, str]],
                 pre: Preamble, pch_dir: Path, skip: bool) -> ParsedUnit | None:
-    from fusionlint import cache
+    from fusionlint import store
 
     key, header_path = _pch_target(path, args, pre, skip)
-    meta = cache.read_json(pch_dir / f"{key}.json")
+    meta = store.read_json(pch_dir / f"{key}.json")
     first_sight = meta is None
     if first_sight:
         if not _build_at_first_sight(pre, mode, skip):
             return None  # the normal parse notes it; the next sighting builds the PCH
         meta = {}
     if meta.get("failed"):
-        if meta.get("key") == key and cache._still_valid(meta.get("deps"), meta.get("absent")):
+        if meta.get("key") == key and store._still_valid(meta.get("deps"), meta.get("absent")):
             return None  # known not to make a PCH
         meta = {}
     pch_file = pch_dir / f"{key}.pch"
     usable = meta.get("key") == key and pch_file.is_file() and \
-        cache._still_valid(meta.get("deps"), meta.get("absent"))
+        store._still_valid(meta.get("deps"), meta.get("absent"))
     if not usable:
         if meta.get("key") is None and int(meta.get("n_includes", PCH_MIN_INCLUDES)) < PCH_MIN_INCLUDES:
             return None

@@ -305,7 +305,7 @@ def model_data() -> Mapping[str, Any]:
 
 
 def _read_copy(path: str, key: str) -> Mapping[str, Any] | None:
-    from fusionlint.cache import read_json
+    from fusionlint.store import read_json
 
     data = read_json(Path(path))
     if data is None or data.get("key") != key or not isinstance(data.get("model"), dict):
