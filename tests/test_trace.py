@@ -26,7 +26,8 @@ FACT_EXCEPTIONS = {
                                 ("the program writes CUBLAS_OP_T with sizeInBytes=8; cuBLASLt rejects the write "
                                  "(FL100) and keeps CUBLAS_OP_N, which is what the log shows and what ran")),
 }
-# Rule codes the static path finds and the log cannot show, by program.
+# Rule codes the static path finds and the log alone cannot show, by program (with --static the
+# traced configuration takes the buffer's C type from the linked static site, and they agree).
 FINDING_EXCEPTIONS = {
     "FL124_bias_float_buffer": ("FL124", ("FL124 compares the C type of the bias pointer variable (float *) with "
                                           "the bias data type; the log has only the pointer's address")),
@@ -147,6 +148,40 @@ def test_findings_from_each_log_equal_the_static_findings(static_facts, rules_an
     assert agree == len(TRACED) - len(FINDING_EXCEPTIONS) == 106
 
 
+def test_findings_with_static_equal_the_static_findings(static_facts, rules_and_table):
+    """With ``--static <the program>`` every traced configuration linked to a static site takes the
+    facts only the source has (the C types of its pointer variables), so the two FL124 exceptions
+    above agree too: every program with a log agrees."""
+    from fusionlint.rules.engine import run_rules
+    from fusionlint.trace.command import log_findings
+
+    rules, table = rules_and_table
+    agree, noted = 0, {}
+    for stem, facts in static_facts.items():
+        static_codes = {f.code for f in run_rules(rules, facts, "sm_90", support=table)}
+        statics = [c for c in facts.configurations if c.kind in ("heuristic", "matmul")]
+        t = _traced(stem)
+        found, links = log_findings(t, rules, "sm_90", table, statics)
+        assert {f.code for f in found} == static_codes, stem
+        assert all(f.path == f"{stem}.log" for f in found), stem  # the findings stay at the log lines
+        # every configuration is linked to its static site, except where the facts differ (FL100's
+        # rejected write: what ran is not what the source writes; its findings agree all the same)
+        assert all(links[id(tc)] for tc in t.configs) == (stem not in FACT_EXCEPTIONS), stem
+        for f in found:
+            notes = [r for r in f.related if r.message.startswith("buffer type from ")]
+            if notes:
+                noted[stem] = (f.code, notes)
+        agree += 1
+    assert agree == len(TRACED) == 108
+    # only the findings that the source's buffer types made say where those came from
+    assert sorted(noted) == sorted(FINDING_EXCEPTIONS)
+    for stem, (code, notes) in noted.items():
+        line = 27 if stem == "FL124_bias_float_buffer" else 29  # the SetAttribute of BIAS_POINTER
+        assert code == "FL124" and [(Path(r.path).name, r.line) for r in notes] == [(f"{stem}.cpp", line)]
+        assert notes[0].message == (f"buffer type from {notes[0].path}:{line} (const float *, written as "
+                                    "CUBLASLT_MATMUL_DESC_BIAS_POINTER)")
+
+
 def test_cublaslt_error_and_info_lines_do_not_change_findings(rules_and_table):
     from fusionlint.rules.engine import run_rules
 
@@ -209,6 +244,19 @@ def test_static_site_link():
     assert r.returncode == 1
     assert f"static site: {src}:46" in r.stdout  # the heuristic query of the program
     assert f"{src}:" in r.stdout and "the same configuration is written here" in r.stdout
+
+
+def test_static_buffer_type_at_the_log_line():
+    log = str(LOGS / "FL124_bias_float_buffer.log")
+    src = "fixtures/cublaslt/rules/FL124_bias_float_buffer.cpp"
+    assert _run("trace", "--from-log", log).returncode == 0  # the log alone cannot show the buffer's type
+    r = _run("trace", "--from-log", log, "--static", src, "--output-format", "json")
+    assert r.returncode == 1, r.stderr
+    (f,) = json.loads(r.stdout)["findings"]
+    assert f["code"] == "FL124" and f["path"] == log and f["line"] == 15
+    assert {"path": src, "line": 27, "message": f"buffer type from {src}:27 (const float *, written as "
+            "CUBLASLT_MATMUL_DESC_BIAS_POINTER)"}.items() <= next(
+        r for r in f["related"] if r["message"].startswith("buffer type")).items()
 
 
 def test_trace_command_without_gpu_says_nothing_was_logged(tmp_path):

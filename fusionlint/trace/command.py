@@ -6,7 +6,8 @@ temporary directory, then reads the logs; ``fusionlint trace --from-log FILE...`
 reads logs recorded before. Each distinct configuration goes through the rule engine as the static
 path's facts do; findings point at the log file and line of the judged call, with cuBLASLt's own
 [Error] lines alongside (``cuBLASLt said: ...``) and, with ``--static PATH``, the source line that
-writes the same configuration.
+writes the same configuration; a configuration so linked takes from it the facts only the source
+has (the C types of its pointer variables, ``take_source_facts``), so FL124 runs on it too.
 """
 from __future__ import annotations
 
@@ -143,6 +144,65 @@ def _links(tc, static: list) -> list:
             if same_configuration(s, traced) and s not in found:
                 found.append(s)
     return found
+
+
+def link_static(t, static: list) -> tuple[dict, dict]:
+    """Link each configuration of a log to the static configurations that write it (``_links``:
+    by distinct configuration) and give each traced configuration the facts only the source has
+    (``take_source_facts``: the C types of its pointer variables). Returns the links and, by
+    traced configuration (``id``), the facts taken."""
+    from fusionlint.trace.facts import same_configuration, take_source_facts
+
+    links = {id(tc): _links(tc, static) for tc in t.configs}
+    taken = {}
+    for tc in t.configs:
+        for cfg in tc.configurations:
+            got = take_source_facts(cfg, [s for s in links[id(tc)] if same_configuration(s, cfg)])
+            if got:
+                taken[id(cfg)] = got
+    return links, taken
+
+
+def log_findings(t, rules, arch: str, table, static: list) -> tuple[list[Finding], dict]:
+    """The findings of one log's facts (at the log lines), with their related notes: where the
+    descriptor was created, what cuBLASLt said and, with ``static`` configurations, the source
+    line that writes the same configuration. A finding that exists only because of a fact taken
+    from the source (a buffer's C type) names where it came from. Returns the findings and the
+    links (by distinct configuration)."""
+    from fusionlint.rules.engine import run_rules
+
+    findings = run_rules(rules, t.file_facts, arch, support=table)
+    links, taken = link_static(t, static) if static else ({}, {})
+    # which findings the taken facts made: those the same rules did not find without them
+    without = {(f.code, f.line) for f in findings}
+    if taken:
+        findings = run_rules(rules, t.file_facts, arch, support=table)
+    by_line, taken_at = {}, {}
+    for tc in t.configs:
+        for cfg in tc.configurations:
+            by_line[cfg.site.line] = tc
+            if id(cfg) in taken:
+                taken_at.setdefault(cfg.site.line, []).extend(taken[id(cfg)])
+    out = []
+    for f in findings:
+        tc = by_line.get(f.line)
+        # a related location on the finding's own line says nothing (the objects of a traced
+        # configuration are located at its call)
+        related = tuple(r for r in f.related if (r.path, r.line) != (f.path, f.line))
+        if tc is not None:
+            created = tc.first.desc_created
+            if created is not None:
+                related += (Related(tc.first.path, created, 1, "the matmul descriptor was created here"),)
+            if taken and (f.code, f.line) not in without:
+                related += tuple(Related(s.at.path, s.at.line, s.at.column,
+                                         f"buffer type from {s.at.path}:{s.at.line} ({s.buffer_type}, "
+                                         f"written as CUBLASLT_MATMUL_DESC_{s.name})")
+                                 for s in dict.fromkeys(taken_at.get(f.line, ())))
+            related += _said(tc) + tuple(
+                Related(s.path, s.site.line, s.site.column, "the same configuration is written here")
+                for s in links.get(id(tc), ()))
+        out.append(replace(f, related=related))
+    return out, links
 
 
 # ---- the summary -------------------------------------------------------------------------------------
@@ -332,33 +392,12 @@ def _trace_logs(args: argparse.Namespace, logs: list, status: int | None) -> int
     version = next((log.version for log in logs if log.version), None)
     rules, table = _rules_and_table(args, version)
     sel = _selection(args, rules)
-    from fusionlint.rules.engine import run_rules
-
     static = _static_configurations(args.static) if args.static else []
     findings: list[Finding] = []
     rows: list[dict] = []
     for t in traced:
-        by_line = {}
-        for tc in t.configs:
-            for cfg in tc.configurations:
-                by_line[cfg.site.line] = tc
-        links = {id(tc): _links(tc, static) for tc in t.configs} if static else {}
-        for f in run_rules(rules, t.file_facts, args.arch, support=table):
-            if not sel.enabled(f.code, f.path):
-                continue
-            tc = by_line.get(f.line)
-            # a related location on the finding's own line says nothing (the objects of a traced
-            # configuration are located at its call)
-            related = tuple(r for r in f.related if (r.path, r.line) != (f.path, f.line))
-            f = replace(f, related=related)
-            if tc is not None:
-                created = tc.first.desc_created
-                if created is not None:
-                    related += (Related(tc.first.path, created, 1, "the matmul descriptor was created here"),)
-                f = replace(f, related=related + _said(tc) + tuple(
-                    Related(s.path, s.site.line, s.site.column, "the same configuration is written here")
-                    for s in links.get(id(tc), ())))
-            findings.append(f)
+        found, links = log_findings(t, rules, args.arch, table, static)
+        findings += [f for f in found if sel.enabled(f.code, f.path)]
         rows += [gemm_row(tc, links.get(id(tc), [])) for tc in t.configs]
     findings.sort(key=lambda f: (f.path, f.line, f.column, f.code))
     explained = {(f.path, f.line) for f in findings}

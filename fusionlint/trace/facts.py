@@ -18,7 +18,7 @@ set (cuBLASLt would have printed it). Layout fields the dump does not show are t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fusionlint.facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
@@ -361,6 +361,53 @@ def attribute_sets(calls: CallLog, model: ApiModel) -> list[AttrSet]:
                            Unknown("no sizeInBytes in the log line", at),
                            buffer="", buffer_type="", loc=at, site=at))
     return out
+
+
+# ---- facts only the source has -------------------------------------------------------------------
+@dataclass(frozen=True)
+class SourceFact:
+    """A fact a traced configuration took from the static configuration it is linked to."""
+
+    name: str  # the matmul_desc field: BIAS_POINTER
+    buffer_type: str  # the C type of the user's pointer variable: "const float *"
+    at: Loc  # where the source writes it (the SetAttribute argument)
+
+
+def source_only_facts(static_cfg: Configuration) -> dict[str, Field]:
+    """The facts of a static configuration a log cannot carry: the C types of the pointer
+    variables written into the matmul descriptor's pointer attributes (``Field.buffer_type`` of a
+    ``matmul_desc`` field, which the rules read as ``pointer_types``: FL124's bias buffer). The log
+    has only the pointers' addresses. (The other buffer types, of non-pointer attributes, are not
+    in the rules' view of a configuration; those of SetAttribute calls are FL100's, judged per
+    logged write, with no configuration.)"""
+    return {name: f for name, f in static_cfg.effective.get("matmul_desc", {}).items()
+            if f.buffer_type and f.buffer_type.rstrip().endswith("*")}
+
+
+def take_source_facts(traced: Configuration, statics: list[Configuration]) -> list[SourceFact]:
+    """Give ``traced`` the source-only facts of the static configurations it is linked to (each
+    one ``same_configuration``): a pointer field the log shows set takes the C type of the
+    variable the source writes into it, when every linked site that writes it agrees on the type
+    (sites that disagree leave it unknown, as it was). Returns what was taken."""
+    desc = traced.effective.get("matmul_desc")
+    if not desc:
+        return []
+    found: dict[str, list[tuple[str, Loc]]] = {}
+    for s in statics:
+        for name, f in source_only_facts(s).items():
+            at = f.arg_at or f.loc or s.site
+            found.setdefault(name, []).append((f.buffer_type, at))
+    taken = []
+    for name, candidates in found.items():
+        mine = desc.get(name)
+        if mine is None or mine.buffer_type or isinstance(mine.value, Known) and mine.value.value == 0:
+            continue
+        if len({t for t, _ in candidates}) != 1:
+            continue
+        buffer_type, at = candidates[0]
+        desc[name] = replace(mine, buffer_type=buffer_type)
+        taken.append(SourceFact(name, buffer_type, at))
+    return taken
 
 
 # ---- comparing with the static path ---------------------------------------------------------------
