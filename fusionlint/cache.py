@@ -29,6 +29,7 @@ from pathlib import Path
 from fusionlint.findings import Finding, Related, Undecided
 from fusionlint.store import (  # noqa: F401  (the cache's own vocabulary; other modules use store)
     _TMP_PREFIX,
+    FORMAT,
     FileHashes,
     _still_valid,
     _temporary_file,
@@ -43,7 +44,6 @@ from fusionlint.store import (  # noqa: F401  (the cache's own vocabulary; other
     write_atomic,
 )
 
-FORMAT = "v1"
 DEFAULT_SIZE_MB = 2048
 
 
@@ -122,30 +122,6 @@ class Cache:
         self.wrote |= ok
         return ok
 
-    # -- rules: loading the YAML rulesets costs more than a small file's parse ---------------
-    def load_rules(self, key: str) -> list | None:
-        from fusionlint.rules.loader import Rule
-
-        data = read_json(self.base / "rules" / f"{key}.json")
-        if data is None or data.get("key") != key:
-            return None
-        try:
-            return [_rule_from_dict(Rule, d) for d in data["rules"]]
-        except (KeyError, TypeError):
-            return None
-
-    def store_rules(self, key: str, rules: list) -> None:
-        from fusionlint.rules.loader import Rule
-
-        data = [dataclasses.asdict(r) for r in rules]
-        try:
-            if [_rule_from_dict(Rule, d) for d in json.loads(json.dumps(data))] != list(rules):
-                return
-        except (TypeError, ValueError):
-            return
-        self.wrote |= write_atomic(self.base / "rules" / f"{key}.json",
-                                   json.dumps({"key": key, "rules": data}).encode("utf-8"))
-
     # -- the API model and the stand-in headers made from it: reading the YAML model costs ~0.3 s
     def prime_api_model(self, load_model: bool = True) -> None:
         """Give this process the stand-in headers from the cache, and the API model's data (a JSON
@@ -213,11 +189,3 @@ def _unlink(p: str) -> None:
         os.unlink(p)
     except OSError:
         pass
-
-
-def _rule_from_dict(cls, d: dict):
-    d = dict(d)
-    d["references"] = tuple(d["references"])
-    d["arch"] = tuple(d["arch"])
-    d["about"] = tuple(d.get("about", ()))
-    return cls(**d)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fusionlint import __version__
 
+FORMAT = "v1"  # the layout version of the cache directory (<dir>/v1/...)
 _TMP_PREFIX = ".tmp-"
 
 
@@ -173,3 +174,8 @@ def absent_candidates(missing: list[str], main: str, args: list[str], deps: list
             *sorted({os.path.dirname(d) for d in deps})]
     dirs = list(dict.fromkeys(dirs))
     return [os.path.join(d, m) for m in missing for d in dirs]
+
+
+def cache_files(root: Path | str, *parts: str) -> Path:
+    """A path inside the cache directory ``root``, under its layout version."""
+    return Path(root) / FORMAT / Path(*parts)
