@@ -430,7 +430,10 @@ def cmd_test_rules(args: argparse.Namespace) -> int:
     files = annotated_files([Path(p) for p in args.paths])
     if not files:
         raise UsageError(f"no annotated fixtures under {' '.join(args.paths)}")
-    return run_test_rules(args, files)
+    # test-rules' options over every other option of check at its default (the Checker reads them)
+    defaults = vars(build_parser().parse_args(["check", "."]))
+    check_args = argparse.Namespace(**{**defaults, **{k: v for k, v in vars(args).items() if k in defaults}})
+    return run_test_rules(check_args, files)
 
 
 def main(argv: list[str] | None = None) -> int:

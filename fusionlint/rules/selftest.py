@@ -99,24 +99,14 @@ def annotated_files(paths: list[Path]) -> list[Path]:
     return [f for f in files if ANNOTATION.search(f.read_text(encoding="utf-8", errors="replace"))]
 
 
-def _check_args(args):
-    """``args`` of test-rules with every other option of ``check`` at its default (the Checker reads them)."""
-    import argparse
-
-    from fusionlint.cli import build_parser
-
-    defaults = vars(build_parser().parse_args(["check", "."]))
-    return argparse.Namespace(**{**defaults, **{k: v for k, v in vars(args).items() if k in defaults}})
-
-
 def run_test_rules(args, files: list[Path]) -> int:
     """``fusionlint test-rules``: every annotated fixture checked as ``check`` checks it, results
-    printed in file order; exit 1 when one fails."""
+    printed in file order; exit 1 when one fails. ``args``: check's options (the command line
+    fills in the ones test-rules does not take)."""
     from fusionlint import cache, check, workers
     from fusionlint.errors import EXIT_CLEAN, EXIT_FINDINGS
     from fusionlint.progress import Progress, wanted
 
-    args = _check_args(args)
     check.run_check_setup()
     with Progress(len(files), wanted(args.quiet), what="fixtures") as progress:
         checker = check.Checker(args)
