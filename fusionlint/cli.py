@@ -425,7 +425,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_test_rules(args: argparse.Namespace) -> int:
-    from fusionlint.rules.selftest import annotated_files, run_test_rules
+    from fusionlint.selftest import annotated_files, run_test_rules
 
     files = annotated_files([Path(p) for p in args.paths])
     if not files:

@@ -1,6 +1,6 @@
 """The statements of a C++ source file, found from its text alone: what a trailing suppression
 comment applies to (``suppress.py``), and which statement a rule fixture's annotation marks
-(``rules/selftest.py``).
+(``selftest.py``).
 
 A statement runs from its first token to a ``;`` outside parentheses and brackets, or up to a
 ``{`` or ``}`` outside them (so ``if (x) {`` is the statement ``if (x)``, and a call whose
