@@ -509,13 +509,9 @@ def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: 
             out += stats
         else:  # keep machine-readable output parseable
             sys.stderr.write(stats)
-    if args.output_file:
-        try:
-            Path(args.output_file).write_text(out, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"{args.output_file}: cannot write: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(out)
+    from fusionlint.report import write_output
+
+    write_output(args.output_file, out)
     _summary(args, fmt, len(checked), len(ordered), checker.undecided)
     if checked and failed == len(checked):
         return EXIT_ERROR

@@ -19,6 +19,22 @@ class ReportContext:
     notes: list = field(default_factory=list)  # notes.Note: headers found nowhere (SARIF, github, junit)
 
 
+def write_output(output_file: str | None, out: str) -> None:
+    """The report to ``--output-file`` (``-o``), else to standard output; a file that cannot be
+    written is a one-line input error (exit status 2)."""
+    import sys
+
+    from fusionlint.errors import UsageError
+
+    if output_file:
+        try:
+            Path(output_file).write_text(out, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"{output_file}: cannot write: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(out)
+
+
 def run_notes(ctx: ReportContext) -> list:
     """The notes of a run as one list (a run-level summary instead of its per-file details):
     what SARIF's notifications and GitHub's ``::notice`` commands show. JSON keeps to findings,

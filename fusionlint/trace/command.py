@@ -463,10 +463,6 @@ def _render(args: argparse.Namespace, findings: list[Finding], rules: list, logs
 
 
 def _write(args: argparse.Namespace, out: str) -> None:
-    if args.output_file:
-        try:
-            Path(args.output_file).write_text(out, encoding="utf-8")
-        except OSError as exc:
-            raise TraceError(f"{args.output_file}: cannot write: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(out)
+    from fusionlint.report import write_output
+
+    write_output(args.output_file, out)
