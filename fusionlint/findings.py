@@ -61,6 +61,13 @@ UNUSED_SUPPRESSION = "FL001"  # a `// fusionlint: ignore...` comment that matche
 CUTLASS_STATIC_ASSERT = "FL300"  # a CUTLASS static_assert that fails when libclang instantiates the GEMM
 SUPPORT_TABLE = "FL127"  # a cuBLASLt configuration the measured support table says no GPU run accepted
 
+def not_checked(path: object, reason: str, part: bool = False) -> Finding:
+    """The one FL000 finding: a file (or, with ``part``, part of it) that could not be checked,
+    with the reason in one line."""
+    what = "part of the file not checked" if part else "file not checked"
+    return Finding(INTERNAL_ERROR, BUILTIN_CODES[INTERNAL_ERROR][0], "error", str(path), 1, 1, f"{what}: {reason}")
+
+
 # Codes that are not YAML rules: (name, description). Selection, SARIF and the docs know them.
 BUILTIN_CODES: dict[str, tuple[str, str]] = {
     INTERNAL_ERROR: ("file-not-checked",

@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fusionlint.findings import INTERNAL_ERROR, Finding
+from fusionlint.findings import Finding, not_checked
 from fusionlint.frontend.parse import ParseOptions, parse_file
 from fusionlint.path_alias import renamed, utf8_alias
 
@@ -139,14 +139,11 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
         result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch,
                                     support=source.support() if source is not None else None,
                                     undecided=result.undecided)
-        result.findings += [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
-                                    f"part of the file not checked: {reason}")
-                            for reason in result.facts.internal_errors]
+        result.findings += [not_checked(path, reason, part=True) for reason in result.facts.internal_errors]
     except SkipFile as exc:
         result.skipped = str(exc)
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
         result.error = reason
-        result.findings = [Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1,
-                                   f"file not checked: {reason}")]
+        result.findings = [not_checked(path, reason)]
     return result

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fusionlint.findings import Finding
+from fusionlint.findings import Finding, not_checked
 
 TICK = 0.25  # seconds between on_tick calls while waiting for workers (the progress line's clock)
 
@@ -104,8 +104,7 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
         result = pipeline.FileResult(str(task.path))
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
         result.error = reason
-        result.findings = [pipeline.Finding(pipeline.INTERNAL_ERROR, "file-not-checked", "error", str(task.path),
-                                            1, 1, f"file not checked: {reason}")]
+        result.findings = [not_checked(task.path, reason)]
     record = parse.last_unit_record
     out = Outcome(task.index, result.findings, result.error, result.skipped, time.time() - start)
     out.missing_headers = list(result.missing_headers)
@@ -196,8 +195,7 @@ class _Worker:
 
 
 def _failed(task: Task, reason: str, seconds: float) -> Outcome:
-    return Outcome(task.index, [Finding("FL000", "file-not-checked", "error", str(task.path), 1, 1,
-                                        f"file not checked: {reason}")], reason, None, seconds)
+    return Outcome(task.index, [not_checked(task.path, reason)], reason, None, seconds)
 
 
 def _signal_name(code: int | None) -> str:

@@ -36,7 +36,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fusionlint.findings import INTERNAL_ERROR, Finding
+from fusionlint.findings import Finding
+from fusionlint.findings import not_checked as _not_checked
 from fusionlint.prefilter import Prefilter
 
 # What ``check.Checker`` reads from its arguments, and the defaults of ``fusionlint check``.
@@ -228,7 +229,7 @@ def cached_result(outcome):
 
 
 def not_checked(path: Path, reason: str) -> Finding:
-    return Finding(INTERNAL_ERROR, "file-not-checked", "error", str(path), 1, 1, f"file not checked: {reason}")
+    return _not_checked(path, reason)
 
 
 @dataclass
@@ -285,7 +286,6 @@ class BackgroundChecks:
     async def check(self, path: Path, text: str) -> BufferResult:
         """Check the buffer ``text`` of ``path``. Raises ``InputError`` for a configuration that
         cannot be used (the caller reports it), ``asyncio.CancelledError`` when cancelled."""
-        from fusionlint import cache
         from fusionlint.workers import ChildFailed, Outcome
 
         started = time.monotonic()
