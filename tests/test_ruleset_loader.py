@@ -39,6 +39,11 @@ def test_good_ruleset_loads(tmp_path: Path) -> None:
                        "when: {fact: nonsense.path, eq: 1}"), 6, "unknown fact"),
     (GOOD_RULE.replace("when: {fact: attribute, eq: CUBLASLT_MATMUL_DESC_TRANSA}",
                        "when: {derived: no_such_quantity, eq: 1}"), 6, "unknown derived quantity"),
+    # a CUTLASS quantity in an attribute_set rule would read a view without its facts: never fires
+    (GOOD_RULE.replace("when: {fact: attribute, eq: CUBLASLT_MATMUL_DESC_TRANSA}",
+                       "when: {derived: tma_epilogue, eq: true}"), 6, "computed from cutlass facts"),
+    (GOOD_RULE.replace("when: {fact: attribute, eq: CUBLASLT_MATMUL_DESC_TRANSA}",
+                       "when: {derived: any_fp8_input, eq: true}"), 6, "not from the facts of this attribute_set"),
     (GOOD_RULE + GOOD_RULE[len("rules:\n"):], 10, "duplicate rule id FL900"),
     ("rules:\n  - id: FL900\n    name: [unclosed\n", 4, "YAML syntax error"),
     (GOOD_RULE.replace("id: FL900", "id: 900"), 2, "is not of type"),

@@ -12,6 +12,8 @@ from typing import Any, Callable
 
 View = dict[str, Any]
 REGISTRY: dict[str, Callable[[View], Any]] = {}
+SCOPES: dict[str, str] = {}  # name -> the rule scope whose fact view the function reads
+SCOPE_NAMES = ("attribute_set", "configuration", "cutlass")
 
 # The first component of every fact path a rule may name (see engine.views).
 FACT_ROOTS = {
@@ -32,9 +34,14 @@ FACT_ROOTS = {
 BLAME: dict[str, Callable[[View], list[str]]] = {}
 
 
-def derived(name: str) -> Callable[[Callable[[View], Any]], Callable[[View], Any]]:
+def derived(name: str, scope: str) -> Callable[[Callable[[View], Any]], Callable[[View], Any]]:
+    """Register ``fn`` as the derived quantity ``name`` of rules of ``scope`` (the loader refuses it
+    in a rule of another scope: it would read a view without its facts and never fire)."""
+    assert scope in SCOPE_NAMES, scope
+
     def register(fn: Callable[[View], Any]) -> Callable[[View], Any]:
         REGISTRY[name] = fn
+        SCOPES[name] = scope
         return fn
 
     return register
@@ -64,7 +71,7 @@ def _odd_ones(holders: list[tuple[str, Any]]) -> list[str]:
     return [p for p, v in known if v != majority[0]]
 
 
-@derived("size_matches_attribute")
+@derived("size_matches_attribute", "attribute_set")
 def size_matches_attribute(view: View) -> bool | None:
     """Does the ``sizeInBytes`` argument equal the byte size of the attribute's type?"""
     size, expected = view.get("size"), view.get("attribute_size")
@@ -93,7 +100,7 @@ def _sizeof_of(buffer: str) -> str:
     return f"sizeof({m.group(1)})" if m else ""
 
 
-@derived("size_fix")
+@derived("size_fix", "attribute_set")
 def size_fix(view: View) -> str | None:
     """The fix of a SetAttribute size mismatch, from what is wrong: the size, the buffer's type, or both."""
     size, expected, attr_type = view.get("size"), view.get("attribute_size"), view.get("attribute_type")
@@ -155,7 +162,7 @@ def _layout(view: View, m: str, name: str) -> Any:
     return _get(view, f"layout_{m}.{name}")
 
 
-@derived("fp8_inputs")
+@derived("fp8_inputs", "configuration")
 def fp8_inputs(view: View) -> bool | None:
     """Are A and B both FP8 (E4M3/E5M2)?"""
     a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
@@ -164,7 +171,7 @@ def fp8_inputs(view: View) -> bool | None:
     return a in FP8_TYPES and b in FP8_TYPES
 
 
-@derived("any_fp8_input")
+@derived("any_fp8_input", "configuration")
 def any_fp8_input(view: View) -> bool | None:
     a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
     if a in FP8_TYPES or b in FP8_TYPES:
@@ -183,19 +190,19 @@ def _k_major(order: Any, trans: Any, transposed_means_k_major: bool) -> bool | N
     return flipped if order == "CUBLASLT_ORDER_COL" else not flipped
 
 
-@derived("a_k_major")
+@derived("a_k_major", "configuration")
 def a_k_major(view: View) -> bool | None:
     """Is K the contiguous dimension of A in memory (column-major A transposed, or row-major A)?"""
     return _k_major(_layout(view, "A", "ORDER"), _get(view, "matmul_desc.TRANSA"), True)
 
 
-@derived("b_k_major")
+@derived("b_k_major", "configuration")
 def b_k_major(view: View) -> bool | None:
     """Is K the contiguous dimension of B (column-major B not transposed, or row-major B transposed)?"""
     return _k_major(_layout(view, "B", "ORDER"), _get(view, "matmul_desc.TRANSB"), False)
 
 
-@derived("fp8_ab_pair_supported")
+@derived("fp8_ab_pair_supported", "configuration")
 def fp8_ab_pair_supported(view: View) -> bool | None:
     """A x B is one of E4M3xE4M3, E4M3xE5M2, E5M2xE4M3 (cuBLASLt's FP8 table)."""
     a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
@@ -214,7 +221,7 @@ def _fp8_pair_blame(view: View) -> list[str]:
     return ["layout_B.TYPE", "layout_A.TYPE"]
 
 
-@derived("fp8_cd_supported")
+@derived("fp8_cd_supported", "configuration")
 def fp8_cd_supported(view: View) -> bool | None:
     """C/D types allowed for an FP8 GEMM (cuBLASLt's FP8 table, checked on the H200)."""
     a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
@@ -248,7 +255,7 @@ _SCALE_FOR_COMPUTE = {
 }
 
 
-@derived("scale_type_matches_compute")
+@derived("scale_type_matches_compute", "configuration")
 def scale_type_matches_compute(view: View) -> bool | None:
     """Is the scale type one that cuBLASLt's type table pairs with this compute type?"""
     compute, scale = _get(view, "matmul_desc.COMPUTE_TYPE"), _get(view, "matmul_desc.SCALE_TYPE")
@@ -257,32 +264,32 @@ def scale_type_matches_compute(view: View) -> bool | None:
     return scale in _SCALE_FOR_COMPUTE[compute]
 
 
-@derived("expected_scale_types")
+@derived("expected_scale_types", "configuration")
 def expected_scale_types(view: View) -> str | None:
     compute = _get(view, "matmul_desc.COMPUTE_TYPE")
     allowed = _SCALE_FOR_COMPUTE.get(compute or "")
     return " or ".join(sorted(t for t in allowed if t.startswith("CUDA_R"))) if allowed else None
 
 
-@derived("c_d_same_type")
+@derived("c_d_same_type", "configuration")
 def c_d_same_type(view: View) -> bool | None:
     c, d = _layout(view, "C", "TYPE"), _layout(view, "D", "TYPE")
     return None if c is None or d is None else c == d
 
 
-@derived("c_d_same_order")
+@derived("c_d_same_order", "configuration")
 def c_d_same_order(view: View) -> bool | None:
     c, d = _layout(view, "C", "ORDER"), _layout(view, "D", "ORDER")
     return None if c is None or d is None else c == d
 
 
-@derived("d_is_fp8")
+@derived("d_is_fp8", "configuration")
 def d_is_fp8(view: View) -> bool | None:
     d = _layout(view, "D", "TYPE")
     return None if d is None else d in FP8_TYPES
 
 
-@derived("aux_epilogue_family")
+@derived("aux_epilogue_family", "configuration")
 def aux_epilogue_family(view: View) -> str | None:
     """'gelu' or 'relu' for epilogues that read or write the aux buffer, 'none' otherwise."""
     epi = _get(view, "matmul_desc.EPILOGUE")
@@ -291,14 +298,14 @@ def aux_epilogue_family(view: View) -> str | None:
     return "gelu" if epi in AUX_GELU else "relu" if epi in AUX_RELU else "none"
 
 
-@derived("aux_ld_multiple")
+@derived("aux_ld_multiple", "configuration")
 def aux_ld_multiple(view: View) -> int | None:
     """The multiple EPILOGUE_AUX_LD must have: 8 elements (GELU input) or 128 (ReLU bit-mask)."""
     family = aux_epilogue_family(view)
     return {"gelu": 8, "relu": 128}.get(family or "")
 
 
-@derived("aux_ld_valid")
+@derived("aux_ld_valid", "configuration")
 def aux_ld_valid(view: View) -> bool | None:
     """EPILOGUE_AUX_LD >= rows(D) and a multiple of 8 (GELU) / 128 (ReLU)."""
     ld, rows, multiple = _get(view, "matmul_desc.EPILOGUE_AUX_LD"), _layout(view, "D", "ROWS"), aux_ld_multiple(view)
@@ -307,14 +314,14 @@ def aux_ld_valid(view: View) -> bool | None:
     return ld >= rows and ld % multiple == 0
 
 
-@derived("bias_epilogue")
+@derived("bias_epilogue", "configuration")
 def bias_epilogue(view: View) -> bool | None:
     """Does the epilogue read a bias vector?"""
     epi = _get(view, "matmul_desc.EPILOGUE")
     return None if epi is None else epi in BIAS_INPUT
 
 
-@derived("expected_bias_type")
+@derived("expected_bias_type", "configuration")
 def expected_bias_type(view: View) -> str | None:
     """Bias type cuBLASLt accepts: the D type; for an INT8 GEMM with an INT8 D the FP32 scale
     type (measured: the H200 support table accepts only CUDA_R_32F there); for FP8 GEMMs the FP8 table's bias column."""
@@ -331,7 +338,7 @@ def expected_bias_type(view: View) -> str | None:
     return c  # FP8 output: the C type
 
 
-@derived("bias_type_valid")
+@derived("bias_type_valid", "configuration")
 def bias_type_valid(view: View) -> bool | None:
     bias, expected = _get(view, "matmul_desc.BIAS_DATA_TYPE"), expected_bias_type(view)
     if bias is None or expected is None:
@@ -339,7 +346,7 @@ def bias_type_valid(view: View) -> bool | None:
     return bias == expected
 
 
-@derived("batch_counts_equal")
+@derived("batch_counts_equal", "configuration")
 def batch_counts_equal(view: View) -> bool | None:
     counts = [_layout(view, m, "BATCH_COUNT") for m in "ABCD"]
     if any(c is None for c in counts):
@@ -353,12 +360,12 @@ def _batch_blame(view: View) -> list[str]:
     return _odd_ones([(f"layout_{m}.BATCH_COUNT", _layout(view, m, "BATCH_COUNT")) for m in "ABCD"])
 
 
-@derived("batch_counts")
+@derived("batch_counts", "configuration")
 def batch_counts(view: View) -> str:
     return ", ".join(f"{m}={_layout(view, m, 'BATCH_COUNT')}" for m in "ABCD")
 
 
-@derived("fp8_16_byte_aligned")
+@derived("fp8_16_byte_aligned", "configuration")
 def fp8_16_byte_aligned(view: View) -> bool | None:
     """FP8: lda, ldb and the K extent multiples of 16 elements; ldc/ldd multiples of 16 bytes."""
     values = []
@@ -392,7 +399,7 @@ def _fp8_alignment_blame(view: View) -> list[str]:
     return out
 
 
-@derived("k_extent")
+@derived("k_extent", "configuration")
 def k_extent(view: View) -> int | None:
     order, transa = _layout(view, "A", "ORDER"), _get(view, "matmul_desc.TRANSA")
     if order != "CUBLASLT_ORDER_COL" or transa is None:
@@ -429,7 +436,7 @@ def _shape_conflicts(view: View) -> list[str]:
     return out
 
 
-@derived("matmul_shapes_agree")
+@derived("matmul_shapes_agree", "configuration")
 def matmul_shapes_agree(view: View) -> bool | None:
     """Do op(A), op(B), C and D have the extents m x k, k x n, m x n, m x n? None while one is unknown
     and the known ones agree."""
@@ -439,7 +446,7 @@ def matmul_shapes_agree(view: View) -> bool | None:
     return True if all(shapes) else None
 
 
-@derived("matmul_shape_conflicts")
+@derived("matmul_shape_conflicts", "configuration")
 def matmul_shape_conflicts(view: View) -> str:
     return "; ".join(_shape_conflicts(view))
 
@@ -486,7 +493,7 @@ def _ld_conflicts(view: View) -> list[str]:
     return out
 
 
-@derived("leading_dimensions_cover")
+@derived("leading_dimensions_cover", "configuration")
 def leading_dimensions_cover(view: View) -> bool | None:
     """Is every A/B/C/D leading dimension at least the rows (column-major) or columns (row-major)?"""
     if _ld_conflicts(view):
@@ -496,7 +503,7 @@ def leading_dimensions_cover(view: View) -> bool | None:
     return True if known else None
 
 
-@derived("leading_dimension_conflicts")
+@derived("leading_dimension_conflicts", "configuration")
 def leading_dimension_conflicts(view: View) -> str:
     return "; ".join(_ld_conflicts(view))
 
@@ -507,7 +514,7 @@ def _ld_blame(view: View) -> list[str]:
     return [f"layout_{c.split(' ')[0]}.LD" for c in _ld_conflicts(view)]
 
 
-@derived("aux_type_is_d_type")
+@derived("aux_type_is_d_type", "configuration")
 def aux_type_is_d_type(view: View) -> bool | None:
     """Is EPILOGUE_AUX_DATA_TYPE unset (-1 or never written) or equal to the D type?"""
     aux = view.get("matmul_desc", {}).get("EPILOGUE_AUX_DATA_TYPE") if isinstance(view.get("matmul_desc"), dict) else None
@@ -537,21 +544,21 @@ def pointee_data_type(pointer_ctype: str | None) -> str | None:
     return C_ELEMENT_TYPES.get(base)
 
 
-@derived("bias_buffer_type")
+@derived("bias_buffer_type", "configuration")
 def bias_buffer_type(view: View) -> str | None:
     """The data type of the buffer the user passed as CUBLASLT_MATMUL_DESC_BIAS_POINTER."""
     types = view.get("pointer_types")
     return pointee_data_type(types.get("BIAS_POINTER")) if isinstance(types, dict) else None
 
 
-@derived("bias_read_type")
+@derived("bias_read_type", "configuration")
 def bias_read_type(view: View) -> str | None:
     """The type cuBLASLt reads the bias as: BIAS_DATA_TYPE when set, else this GEMM's default."""
     declared = _get(view, "matmul_desc.BIAS_DATA_TYPE")
     return declared if isinstance(declared, str) else expected_bias_type(view)
 
 
-@derived("bias_buffer_matches_bias_type")
+@derived("bias_buffer_matches_bias_type", "configuration")
 def bias_buffer_matches_bias_type(view: View) -> bool | None:
     """Does the bias buffer's element type equal the type cuBLASLt reads the bias as?"""
     buffer, reads = bias_buffer_type(view), bias_read_type(view)
@@ -581,30 +588,30 @@ def _tile(view: View, i: int) -> int | None:
     return None
 
 
-@derived("tile_m")
+@derived("tile_m", "cutlass")
 def tile_m(view: View) -> int | None:
     return _tile(view, 0)
 
 
-@derived("kernel_schedule")
+@derived("kernel_schedule", "cutlass")
 def kernel_schedule(view: View) -> str | None:
     """The mainloop's kernel schedule without namespace, e.g. KernelTmaWarpSpecializedCooperative."""
     return _short(_get(view, "mainloop.kernel_schedule"))
 
 
-@derived("epilogue_schedule")
+@derived("epilogue_schedule", "cutlass")
 def epilogue_schedule(view: View) -> str | None:
     return _short(_get(view, "epilogue.epilogue_schedule"))
 
 
-@derived("tma_kernel_schedule")
+@derived("tma_kernel_schedule", "cutlass")
 def tma_kernel_schedule(view: View) -> bool | None:
     """A TMA mainloop schedule (the builder asserts TMA alignment for these; Auto falls back silently)."""
     s = kernel_schedule(view)
     return None if s is None else s.startswith("KernelTma")
 
 
-@derived("cooperative_schedule")
+@derived("cooperative_schedule", "cutlass")
 def cooperative_schedule(view: View) -> bool | None:
     s = kernel_schedule(view)
     return None if s is None else "Cooperative" in s
@@ -620,7 +627,7 @@ def _alignment_bits(view: View, part: str, operand: str) -> int | None:
     return None
 
 
-@derived("ab_alignment_128_bits")
+@derived("ab_alignment_128_bits", "cutlass")
 def ab_alignment_128_bits(view: View) -> bool | None:
     """AlignmentA x bits(A) and AlignmentB x bits(B) are multiples of 128 bits (16 bytes, TMA)."""
     a, b = _alignment_bits(view, "mainloop", "a"), _alignment_bits(view, "mainloop", "b")
@@ -629,7 +636,7 @@ def ab_alignment_128_bits(view: View) -> bool | None:
     return None if a is None or b is None else True
 
 
-@derived("cd_alignment_128_bits")
+@derived("cd_alignment_128_bits", "cutlass")
 def cd_alignment_128_bits(view: View) -> bool | None:
     """AlignmentC x bits(C) and AlignmentD x bits(D) are multiples of 128 bits (C void excepted)."""
     values = _part(view, "epilogue")
@@ -640,7 +647,7 @@ def cd_alignment_128_bits(view: View) -> bool | None:
     return None if d is None else True
 
 
-@derived("mainloop_smem_bytes")
+@derived("mainloop_smem_bytes", "cutlass")
 def mainloop_smem_bytes(view: View) -> int | None:
     """Shared memory of an explicit StageCount<N> mainloop: N x (A tile + B tile + 16 B of barriers).
     A lower bound of the kernel's total (the epilogue and scheduler come on top)."""
@@ -655,13 +662,13 @@ def mainloop_smem_bytes(view: View) -> int | None:
     return stages * (per_stage + 16)
 
 
-@derived("smem_fits_sm90")
+@derived("smem_fits_sm90", "cutlass")
 def smem_fits_sm90(view: View) -> bool | None:
     need = mainloop_smem_bytes(view)
     return None if need is None else need <= SM90_SMEM_CAPACITY
 
 
-@derived("sm90_smem_capacity")
+@derived("sm90_smem_capacity", "cutlass")
 def sm90_smem_capacity(view: View) -> int:
     return SM90_SMEM_CAPACITY
 
@@ -671,7 +678,7 @@ def _is(view: View, path: str, short: str) -> bool | None:
     return None if v is None else v == short
 
 
-@derived("narrow_nt_operands")
+@derived("narrow_nt_operands", "cutlass")
 def narrow_nt_operands(view: View) -> bool | None:
     """8-bit A/B with A ColumnMajor and B RowMajor (the RS 'TransposeB' path)."""
     values = _part(view, "mainloop")
@@ -682,7 +689,7 @@ def narrow_nt_operands(view: View) -> bool | None:
     return bits == 8 and a_col and b_row
 
 
-@derived("non16_tt_operands")
+@derived("non16_tt_operands", "cutlass")
 def non16_tt_operands(view: View) -> bool | None:
     """Non-16-bit A/B (tf32/float, fp8, int8) with A RowMajor and B RowMajor (the RS 'SwapAB' path)."""
     values = _part(view, "mainloop")
@@ -693,12 +700,12 @@ def non16_tt_operands(view: View) -> bool | None:
     return bits != 16 and a_row and b_row
 
 
-@derived("tile_k")
+@derived("tile_k", "cutlass")
 def tile_k(view: View) -> int | None:
     return _tile(view, 2)
 
 
-@derived("tile_k_multiple")
+@derived("tile_k_multiple", "cutlass")
 def tile_k_multiple(view: View) -> int | None:
     """TileK granularity of an sm_90 GMMA: 32 bytes of A (16 for 16-bit, 8 for tf32, 32 for 8-bit)."""
     values = _part(view, "mainloop")
@@ -706,7 +713,7 @@ def tile_k_multiple(view: View) -> int | None:
     return 256 // bits if isinstance(bits, int) and bits in (8, 16, 32) else None
 
 
-@derived("tile_k_aligned")
+@derived("tile_k_aligned", "cutlass")
 def tile_k_aligned(view: View) -> bool | None:
     k, multiple = tile_k(view), tile_k_multiple(view)
     return None if k is None or multiple is None else k % multiple == 0
@@ -717,7 +724,7 @@ _TF32 = {"float", "cutlass::tfloat32_t"}
 _INT8 = {"int8_t", "uint8_t"}
 
 
-@derived("gmma_type_supported")
+@derived("gmma_type_supported", "cutlass")
 def gmma_type_supported(view: View) -> bool | None:
     """(ElementA, ElementB, accumulator) is a combination the sm_90 GMMA selector accepts
     (same-width operands; mixed widths take CUTLASS's mixed-input path and are not judged)."""
@@ -743,7 +750,7 @@ def _ints(values: Any, n: int) -> list[int] | None:
     return None
 
 
-@derived("auto_stage_count")
+@derived("auto_stage_count", "cutlass")
 def auto_stage_count(view: View) -> int | None:
     """What StageCountAuto / StageCountAutoCarveout<B> gives: (232448 - B rounded up to 128) divided by
     (A tile + B tile rounded up to 128, + 16 bytes of pipeline barriers), as CUTLASS's
@@ -770,20 +777,20 @@ def _auto_stage_bytes(view: View) -> int | None:
     return -(-(-(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)) // 128) * 128 + 16
 
 
-@derived("auto_stage_leftover_bytes")
+@derived("auto_stage_leftover_bytes", "cutlass")
 def auto_stage_leftover_bytes(view: View) -> int | None:
     """Shared memory an automatic stage count leaves for everything else (the epilogue)."""
     stages, stage = auto_stage_count(view), _auto_stage_bytes(view)
     return None if stages is None or stage is None else SM90_SMEM_CAPACITY - stages * stage
 
 
-@derived("tma_epilogue")
+@derived("tma_epilogue", "cutlass")
 def tma_epilogue(view: View) -> bool | None:
     s = epilogue_schedule(view)
     return None if s is None else s in ("TmaWarpSpecialized", "TmaWarpSpecializedCooperative")
 
 
-@derived("epilogue_tile_min_bytes")
+@derived("epilogue_tile_min_bytes", "cutlass")
 def epilogue_tile_min_bytes(view: View) -> int | None:
     """A lower bound of a TMA epilogue's shared memory: one automatic epilogue tile of D
     (cooperative: min(128, TileM) x gcd(min(32, TileN), TileN); otherwise min(64, TileM) x
@@ -801,7 +808,7 @@ def epilogue_tile_min_bytes(view: View) -> int | None:
     return tm * tn * bits // 8
 
 
-@derived("auto_stages_leave_no_epilogue_room")
+@derived("auto_stages_leave_no_epilogue_room", "cutlass")
 def auto_stages_leave_no_epilogue_room(view: View) -> bool | None:
     if tma_epilogue(view) is not True:
         return None if tma_epilogue(view) is None else False
@@ -809,18 +816,18 @@ def auto_stages_leave_no_epilogue_room(view: View) -> bool | None:
     return None if left is None or need is None else left < need
 
 
-@derived("tile_scheduler")
+@derived("tile_scheduler", "cutlass")
 def tile_scheduler(view: View) -> str | None:
     return _short(_get(view, "kernel.tile_scheduler"))
 
 
-@derived("fp8_fast_accum_schedule")
+@derived("fp8_fast_accum_schedule", "cutlass")
 def fp8_fast_accum_schedule(view: View) -> bool | None:
     s = kernel_schedule(view)
     return None if s is None else s.endswith("FP8FastAccum")
 
 
-@derived("ab_both_fp8")
+@derived("ab_both_fp8", "cutlass")
 def ab_both_fp8(view: View) -> bool | None:
     ml = _part(view, "mainloop")
     a, b = ml.get("element_a"), ml.get("element_b")
@@ -829,39 +836,39 @@ def ab_both_fp8(view: View) -> bool | None:
     return a in _FP8 and b in _FP8
 
 
-@derived("fp8_promotion_steps")
+@derived("fp8_promotion_steps", "cutlass")
 def fp8_promotion_steps(view: View) -> int | None:
     """MMAs per K tile of the FP8 (non-fast-accumulation) mainloop: TileK / 32."""
     k = tile_k(view)
     return None if k is None or k <= 0 or k % 32 else k // 32
 
 
-@derived("fp8_promotion_interval_ok")
+@derived("fp8_promotion_interval_ok", "cutlass")
 def fp8_promotion_interval_ok(view: View) -> bool | None:
     """can_implement of the FP8 TMA mainloop: mma_promotion_interval (default 4) % (TileK / 32) == 0."""
     steps = fp8_promotion_steps(view)
     return None if steps is None else 4 % steps == 0
 
 
-@derived("cluster_size")
+@derived("cluster_size", "cutlass")
 def cluster_size(view: View) -> int | None:
     c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
     return None if c is None else c[0] * c[1] * c[2]
 
 
-@derived("cluster_k")
+@derived("cluster_k", "cutlass")
 def cluster_k(view: View) -> int | None:
     c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
     return None if c is None else c[2]
 
 
-@derived("cluster_shape_text")
+@derived("cluster_shape_text", "cutlass")
 def cluster_shape_text(view: View) -> str | None:
     c = _ints(_part(view, "mainloop").get("cluster_shape"), 3)
     return None if c is None else "x".join(map(str, c))
 
 
-@derived("cluster_divides_tile")
+@derived("cluster_divides_tile", "cutlass")
 def cluster_divides_tile(view: View) -> bool | None:
     """Do the cluster's M and N extents divide the tile's? The TMA mainloops split the tile across the
     cluster with cute::shape_div(TileShape, ClusterShape), whose "Divisibility Condition" needs one of
@@ -873,13 +880,13 @@ def cluster_divides_tile(view: View) -> bool | None:
     return all(ti % ci == 0 or ci % ti == 0 for ti, ci in zip(t[:2], c[:2]))
 
 
-@derived("tile_shape_text")
+@derived("tile_shape_text", "cutlass")
 def tile_shape_text(view: View) -> str | None:
     t = _ints(_part(view, "mainloop").get("tile_shape"), 3)
     return None if t is None else "x".join(map(str, t))
 
 
-@derived("operator_style_epilogue")
+@derived("operator_style_epilogue", "cutlass")
 def operator_style_epilogue(view: View) -> bool | None:
     """Is the epilogue a bare cutlass::epilogue::collective::DefaultEpilogue (called as an operator,
     without the load/store pipeline interface), not wrapped in Sm90TmaWarpSpecializedAdapter?"""
@@ -890,7 +897,7 @@ def operator_style_epilogue(view: View) -> bool | None:
     return _short(name) == "DefaultEpilogue" if isinstance(name, str) else None
 
 
-@derived("sm90_warp_specialized_schedule")
+@derived("sm90_warp_specialized_schedule", "cutlass")
 def sm90_warp_specialized_schedule(view: View) -> bool | None:
     """An sm_90 warp-specialized kernel schedule (TMA or cp.async; ping-pong and cooperative included)."""
     s = kernel_schedule(view)
@@ -899,7 +906,7 @@ def sm90_warp_specialized_schedule(view: View) -> bool | None:
     return "WarpSpecialized" in s and s.startswith(("KernelTma", "KernelCpAsync")) and not s.endswith(("Sm100", "Sm103", "Sm120"))
 
 
-@derived("builder_arch")
+@derived("builder_arch", "cutlass")
 def builder_arch(view: View) -> str | None:
     return _short(_get(view, "mainloop.arch")) or _short(_get(view, "epilogue.arch"))
 
@@ -909,7 +916,7 @@ def _shape2x(view: View, name: str) -> list[int] | None:
     return _ints(_part(view, "gemm").get(name), 3)
 
 
-@derived("warp_divides_threadblock")
+@derived("warp_divides_threadblock", "cutlass")
 def warp_divides_threadblock(view: View) -> bool | None:
     tb, warp = _shape2x(view, "threadblock_shape"), _shape2x(view, "warp_shape")
     if tb is None or warp is None or 0 in warp:
@@ -917,7 +924,7 @@ def warp_divides_threadblock(view: View) -> bool | None:
     return all(t % w == 0 for t, w in zip(tb, warp))
 
 
-@derived("warp_k_mmas")
+@derived("warp_k_mmas", "cutlass")
 def warp_k_mmas(view: View) -> int | None:
     """Warp-level MMAs per K step of a 2.x warp tile: WarpShape::kK / InstructionShape::kK."""
     warp, inst = _shape2x(view, "warp_shape"), _shape2x(view, "instruction_shape")
@@ -926,7 +933,7 @@ def warp_k_mmas(view: View) -> int | None:
     return warp[2] // inst[2]
 
 
-@derived("warp_k_mmas_valid")
+@derived("warp_k_mmas_valid", "cutlass")
 def warp_k_mmas_valid(view: View) -> bool | None:
     n = warp_k_mmas(view)
     return None if n is None else n >= 2 and n % 2 == 0
@@ -942,7 +949,7 @@ _MMA_SYNC_SHAPES = {
 }
 
 
-@derived("instruction_shape_supported")
+@derived("instruction_shape_supported", "cutlass")
 def instruction_shape_supported(view: View) -> bool | None:
     """A 2.x tensor-op InstructionShape that arch::Mma defines for these element types."""
     g = _part(view, "gemm")
@@ -952,31 +959,31 @@ def instruction_shape_supported(view: View) -> bool | None:
     return tuple(inst) in _MMA_SYNC_SHAPES[a]
 
 
-@derived("default_config_problem")
+@derived("default_config_problem", "cutlass")
 def default_config_problem(view: View) -> str | None:
     """Why CUTLASS has no DefaultGemmConfiguration for a 2.x GEMM that relies on the defaults."""
     value = _part(view, "gemm").get("default_config_problem")
     return value if isinstance(value, str) and value else None
 
 
-@derived("defaults_missing")
+@derived("defaults_missing", "cutlass")
 def defaults_missing(view: View) -> bool | None:
     if _part(view, "gemm") == {}:
         return None
     return default_config_problem(view) is not None
 
 
-@derived("access_bits_a")
+@derived("access_bits_a", "cutlass")
 def access_bits_a(view: View) -> int | None:
     return _alignment_bits(view, "gemm", "a")
 
 
-@derived("access_bits_b")
+@derived("access_bits_b", "cutlass")
 def access_bits_b(view: View) -> int | None:
     return _alignment_bits(view, "gemm", "b")
 
 
-@derived("cp_async_access_ok")
+@derived("cp_async_access_ok", "cutlass")
 def cp_async_access_ok(view: View) -> bool | None:
     """A multistage (Stages >= 3, cp.async) 2.x mainloop copies 4, 8 or 16 bytes per access:
     AlignmentA x bits(A) and AlignmentB x bits(B) must be 32, 64 or 128."""
@@ -991,7 +998,7 @@ def cp_async_access_ok(view: View) -> bool | None:
     return None if a is None or b is None else True
 
 
-@derived("smem_bytes_2x")
+@derived("smem_bytes_2x", "cutlass")
 def smem_bytes_2x(view: View) -> int | None:
     """Shared memory of a 2.x multistage mainloop: Stages x (TB_M x TB_K x bits(A) + TB_N x TB_K x bits(B)) / 8."""
     g = _part(view, "gemm")
@@ -1002,7 +1009,7 @@ def smem_bytes_2x(view: View) -> int | None:
     return stages * (tb[0] * tb[2] * bits_a + tb[1] * tb[2] * bits_b) // 8
 
 
-@derived("smem_fits_sm90_2x")
+@derived("smem_fits_sm90_2x", "cutlass")
 def smem_fits_sm90_2x(view: View) -> bool | None:
     need = smem_bytes_2x(view)
     return None if need is None else need <= SM90_SMEM_CAPACITY
@@ -1020,7 +1027,7 @@ def _contiguous(layout: Any, operand: str) -> str | None:
         (operand, short)]
 
 
-@derived("tma_misaligned_extent")
+@derived("tma_misaligned_extent", "cutlass")
 def tma_misaligned_extent(view: View) -> str | None:
     """The first operand whose contiguous extent is not a multiple of 16 bytes of its elements, as
     the sm_90 TMA collectives' can_implement checks it ("" when all are; None when unknown)."""

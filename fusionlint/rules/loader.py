@@ -156,6 +156,10 @@ def _check_conditions(cond: Any, path: list, problems: list[tuple[list, str]], s
     if "derived" in cond and cond["derived"] not in derived.REGISTRY:
         problems.append(([*path, "derived"], f"unknown derived quantity '{cond['derived']}' "
                                              f"(known: {', '.join(sorted(derived.REGISTRY))})"))
+    elif "derived" in cond and scope and derived.SCOPES.get(cond["derived"], scope) != scope:
+        problems.append(([*path, "derived"], f"derived quantity '{cond['derived']}' is computed from "
+                                             f"{derived.SCOPES[cond['derived']]} facts, not from the facts of "
+                                             f"this {scope} rule (it would never fire)"))
     if "fact" in cond:
         problem = _fact_problem(cond["fact"], scope)
         if problem:
