@@ -15,19 +15,6 @@ REGISTRY: dict[str, Callable[[View], Any]] = {}
 SCOPES: dict[str, str] = {}  # name -> the rule scope whose fact view the function reads
 SCOPE_NAMES = ("attribute_set", "configuration", "cutlass")
 
-# The first component of every fact path a rule may name (see engine.views).
-FACT_ROOTS = {
-    # attribute_set scope
-    "function", "object_kind", "attribute", "attribute_type", "attribute_size", "size", "value",
-    "value_name", "buffer", "buffer_type", "buffer_size", "conditional",
-    # configuration scope
-    "kind", "matmul_desc", "layout_A", "layout_B", "layout_C", "layout_D", "preference", "operands",
-    "pointer_types",
-    # cutlass scope
-    "api", "mode", "mainloop", "epilogue", "kernel", "gemm", "problem",
-}
-
-
 # For quantities that read many facts of which few are at fault: the facts to blame when the
 # quantity decides a rule (most telling first); the finding is reported at the write of the first
 # one the user wrote. A quantity without one is blamed on every fact it reads.

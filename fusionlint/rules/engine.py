@@ -14,69 +14,32 @@ the call that cuBLASLt rejects (heuristic or matmul) is a related location."""
 from __future__ import annotations
 
 import string
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from fusionlint.cutlass_facts import CutlassGemm, Param
 from fusionlint.facts import ApiObject, AttrSet, Configuration, FileFacts
-from fusionlint.findings import BUILTIN_CODES, CUTLASS_STATIC_ASSERT, Finding, Related, Undecided
+from fusionlint.findings import (
+    BUILTIN_CODES,
+    CUTLASS_STATIC_ASSERT,
+    Finding,
+    Related,
+    Undecided,
+)
 from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.frontend.values import Known, Loc, Unknown, Value
 from fusionlint.rules import derived
 from fusionlint.rules.loader import Rule
 from fusionlint.rules.markers import ABSENT, RUNTIME, UNKNOWN  # noqa: F401 - also the names the rules' users import
+from fusionlint.rules.views import (  # noqa: F401 - the view builders, also imported from here
+    _plain,
+    attribute_set_view,
+    configuration_view,
+    cutlass_view,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from fusionlint.support_table import SupportTable
-
-
-def _plain(v: Value, name: str | None = None) -> Any:
-    if isinstance(v, Known):
-        return name if name else v.value
-    if isinstance(v, Unknown):
-        return UNKNOWN
-    return RUNTIME
-
-
-def attribute_set_view(s: AttrSet, model: ApiModel) -> dict[str, Any]:
-    spec = model.attribute(s.attribute) if s.attribute else None
-    return {
-        "function": s.function, "object_kind": s.object_kind, "attribute": s.attribute,
-        "attribute_type": spec.type if spec else UNKNOWN, "attribute_size": spec.size if spec else UNKNOWN,
-        "size": _plain(s.size), "value": _plain(s.value, s.value_name), "value_name": s.value_name,
-        "buffer": s.buffer, "buffer_type": s.buffer_type or UNKNOWN, "conditional": s.conditional,
-        "buffer_size": s.buffer_size if s.buffer_size is not None else UNKNOWN,
-    }
-
-
-def configuration_view(cfg: Configuration) -> dict[str, Any]:
-    view: dict[str, Any] = {"kind": cfg.kind, "operands": {k: _plain(v) for k, v in cfg.operands.items()}}
-    for part, fields in cfg.effective.items():
-        view[part] = {name: _plain(f.value, f.name) for name, f in fields.items()}
-    # C types of the user's pointer variables written into pointer attributes (bias, aux, scales)
-    view["pointer_types"] = {name: f.buffer_type for name, f in cfg.effective.get("matmul_desc", {}).items()
-                             if f.buffer_type and f.buffer_type.rstrip().endswith("*")}
-    return view
-
-
-def cutlass_view(g: CutlassGemm) -> dict[str, Any]:
-    """``{"api": "3.x", "mainloop": {"tile_shape": [128, 128, 64], "element_a_bits": 16, ...}, ...}``."""
-    view: dict[str, Any] = {"api": g.api, "mode": g.mode, "kind": g.kind}
-    for prefix, part in (("mainloop", g.mainloop), ("epilogue", g.epilogue), ("kernel", g.kernel), ("gemm", g.gemm2x)):
-        if part is None:
-            continue
-        values: dict[str, Any] = {}
-        for f in dataclass_fields(part):
-            p = getattr(part, f.name)
-            if isinstance(p, Param):
-                values[f.name] = p.value if p.known else UNKNOWN
-                if p.bits is not None:
-                    values[f"{f.name}_bits"] = p.bits
-        if getattr(part, "default_config_problem", ""):
-            values["default_config_problem"] = part.default_config_problem
-        view[prefix] = values
-    return view
 
 
 def lookup(view: dict[str, Any], path: str) -> Any:

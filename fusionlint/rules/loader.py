@@ -76,59 +76,26 @@ def _line_of(node: yaml.Node | None, path: list) -> int:
     return line
 
 
-_ANY = "*"  # a fact whose fields are not listed here (any name is accepted)
-
-
-@lru_cache(maxsize=1)
-def _fact_fields() -> dict[str, dict[str, frozenset[str] | str | None]]:
-    """Per scope, the facts a condition can name: root -> its field names (None: a value with no
-    fields, ``_ANY``: fields not checked). A misspelt field would otherwise read as absent and
-    make the rule silently dead (or, with ``present: false``, fire everywhere)."""
-    import dataclasses
-
-    from fusionlint import cutlass_facts
-    from fusionlint.frontend.api.model import load_model
-
-    model = load_model()
-
-    def short(enum_type: str, prefix: str) -> frozenset[str]:
-        return frozenset(n[len(prefix):] for n in model.attributes_of(enum_type) if n.startswith(prefix))
-
-    def fields(*classes: type) -> frozenset[str]:
-        names = {f.name for c in classes for f in dataclasses.fields(c)}
-        return frozenset(names | {f"{n}_bits" for n in names})
-
-    desc = short("cublasLtMatmulDescAttributes_t", "CUBLASLT_MATMUL_DESC_")
-    layout = short("cublasLtMatrixLayoutAttribute_t", "CUBLASLT_MATRIX_LAYOUT_")
-    attribute_set = dict.fromkeys(("function", "object_kind", "attribute", "attribute_type", "attribute_size", "size",
-                                   "value", "value_name", "buffer", "buffer_type", "buffer_size", "conditional"))
-    configuration = {"kind": None, "matmul_desc": desc, **{f"layout_{m}": layout for m in "ABCD"},
-                     "preference": short("cublasLtMatmulPreferenceAttributes_t", "CUBLASLT_MATMUL_PREF_"),
-                     "operands": _ANY, "pointer_types": desc}
-    cutlass = {"api": None, "mode": None, "kind": None,
-               "mainloop": fields(cutlass_facts.MainloopBuilder, cutlass_facts.CollectiveMmaFacts),
-               "epilogue": fields(cutlass_facts.EpilogueBuilder, cutlass_facts.OtherEpilogue),
-               "kernel": fields(cutlass_facts.KernelFacts), "gemm": fields(cutlass_facts.Gemm2x)}
-    return {"attribute_set": attribute_set, "configuration": configuration, "cutlass": cutlass}
 
 
 def _fact_problem(fact: str, scope: str | None) -> str | None:
     """Why ``fact`` names nothing in ``scope`` (None: it is fine)."""
-    from fusionlint.rules import derived
+    from fusionlint.rules import views
 
     head, *rest = fact.split(".")
-    if head not in derived.FACT_ROOTS:
-        return f"unknown fact '{fact}' (facts start with one of: {', '.join(sorted(derived.FACT_ROOTS))})"
+    roots = views.fact_roots()
+    if head not in roots:
+        return f"unknown fact '{fact}' (facts start with one of: {', '.join(sorted(roots))})"
     try:
-        known = _fact_fields().get(scope or "")
+        known = views.fact_fields().get(scope or "")
     except Exception:  # noqa: BLE001 - the fact model itself is broken: check the roots only
         return None
     if known is None or head not in known:
-        if known is not None and any(head in roots for roots in _fact_fields().values()):
+        if known is not None and any(head in roots for roots in views.fact_fields().values()):
             return f"fact '{fact}' does not exist in scope {scope} (its facts: {', '.join(sorted(known))})"
         return None  # a root this check does not know yet
     fields = known[head]
-    if fields is _ANY:
+    if fields is views.ANY:
         return None
     if fields is None:
         return f"unknown fact '{fact}': {head} has no fields" if rest else None
