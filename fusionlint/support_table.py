@@ -41,6 +41,13 @@ LABELS = {
 }
 
 
+# outcomes the sweep records when it could not ask cuBLASLt (the driver's own words): undecided rows
+DRIVER_DIED = "driver died"  # the driver did not survive the line (followed by its exit status)
+UNREADABLE = "driver output unreadable"
+BAD_LINE = "bad input line"
+UNDECIDED = (DRIVER_DIED, UNREADABLE, BAD_LINE)
+
+
 class TableError(InputError):
     """A support table that cannot be read (one line: exit status 2)."""
 
@@ -86,8 +93,7 @@ class SupportTable:
         # possibly supported: FL127 never reports a failure it did not measure. (The 2 Dec 2026
         # H200 table's "driver died" rows are such: its driver did not flush each answer, so a
         # killed process took earlier answers with it and the first unanswered line was blamed.)
-        self._open_chars = {ALPHABET[i] for i, st in enumerate(self.statuses)
-                            if st.startswith(("driver died", "driver output unreadable", "bad input line"))}
+        self._open_chars = {ALPHABET[i] for i, st in enumerate(self.statuses) if st.startswith(UNDECIDED)}
         radix = [len(self.fields[f]) for f in self.type_fields]
         self._type_radix = radix
         if len(self.type_rows) != _prod(radix):

@@ -26,7 +26,16 @@ from importlib import resources
 from pathlib import Path
 
 from fusionlint.evidence.sweep import space, stages
-from fusionlint.support_table import ALPHABET, FORMAT, OK, SupportTable, _digits
+from fusionlint.support_table import (
+    ALPHABET,
+    BAD_LINE,
+    DRIVER_DIED,
+    FORMAT,
+    OK,
+    UNREADABLE,
+    SupportTable,
+    _digits,
+)
 
 STATUS_NAMES = {0: "CUBLAS_STATUS_SUCCESS", 1: "CUBLAS_STATUS_NOT_INITIALIZED", 3: "CUBLAS_STATUS_ALLOC_FAILED",
                 7: "CUBLAS_STATUS_INVALID_VALUE", 8: "CUBLAS_STATUS_ARCH_MISMATCH", 11: "CUBLAS_STATUS_MAPPING_ERROR",
@@ -109,9 +118,9 @@ def _run_chunk(exe: Path, lines: list[str], timeout: float) -> list[str]:
         for n in range(1, answered + 1):
             tok = answers.get(n)
             if tok is None:
-                results.append("driver output unreadable")
+                results.append(UNREADABLE)
             else:
-                results.append("bad input line" if tok[0] == "bad-line" else outcome(tok))
+                results.append(BAD_LINE if tok[0] == "bad-line" else outcome(tok))
         start += answered
         if r.returncode not in (0, 3) or (r.returncode == 3 and not answered):
             # the driver died without answering the next line: record that line and go on
@@ -161,7 +170,7 @@ def _type_lines(domains: dict[str, list]) -> list[str]:
 Measure = Callable[[list[str]], list[str]]  # driver input lines -> outcome texts
 
 
-DIED = "driver died"  # the outcome of a line the driver did not survive
+DIED = DRIVER_DIED  # the outcome of a line the driver did not survive
 
 
 class TimeLimit(SweepError):
@@ -188,9 +197,10 @@ class Checkpoint:
                 raise SweepError("too many distinct outcomes for a checkpoint")
             index = {s: ALPHABET[i] for i, s in enumerate(statuses)}
             out[key] = {"statuses": statuses, "chars": "".join(index[s] for s in got)}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(gzip.compress(json.dumps(out).encode(), 6, mtime=0))
-        os.replace(tmp, self.path)
+        from fusionlint.store import write_atomic
+
+        if not write_atomic(self.path, gzip.compress(json.dumps(out).encode(), 6, mtime=0)):
+            raise SweepError(f"cannot write the checkpoint {self.path}")
 
     def wrap(self, measure: Measure) -> Measure:
         import hashlib
