@@ -85,6 +85,11 @@ class SupportTable:
                                  {int(k): v for k, v in s["rows"].items()}, dict(s.get("ties", {})))
                            for s in data["stages"]]
             self.needs: dict[str, dict] = {k: dict(v) for k, v in data.get("needs", {}).items()}
+            # scale-mode field -> the pointer set with it, except for the modes listed (stages
+            # completing needs)
+            needs_of_modes = data.get("scale_needs", {})
+            self.scale_pointers: dict[str, str] = dict(needs_of_modes.get("pointers", {}))
+            self.unscaled_modes: tuple = tuple(needs_of_modes.get("except", ()))
         except (KeyError, TypeError, ValueError) as exc:
             raise TableError(f"{origin or 'support table'}: malformed ({type(exc).__name__}: {exc})") from None
         self._index = {f: {v: i for i, v in enumerate(dom)} for f, dom in self.fields.items()}

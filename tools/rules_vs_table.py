@@ -78,6 +78,8 @@ def configurations(table: SupportTable, want_ok: bool = True):
                 cfg = {**table.base, **types}
                 if stage.complete_epilogue:
                     cfg.update(table.needs.get(str(values.get("epilogue", cfg["epilogue"])), {}))
+                    cfg.update({p: True for m, p in table.scale_pointers.items()
+                                if values.get(m, "unset") not in table.unscaled_modes})
                 cfg.update(values)
                 cfg.update({f: cfg[g] for f, g in stage.ties.items()})  # as the sweep measured the row
                 yield stage.name, cfg

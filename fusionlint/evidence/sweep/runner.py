@@ -272,6 +272,7 @@ def sweep(measure: Measure, domains: dict[str, list] | None = None, log=print) -
         "fields": {f: list(dom) for f, dom in domains.items()},
         "base": space.BASE,
         "needs": {e: space.needs(e) for e in domains["epilogue"] if space.needs(e)},
+        "scale_needs": {"pointers": dict(space.SCALE_POINTERS), "except": list(space.UNSCALED_MODES)},
         "statuses": statuses,
         "types": {"fields": space.TYPE_FIELDS, "rows": type_rows},
         "stages": table_stages,

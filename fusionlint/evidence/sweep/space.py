@@ -104,6 +104,18 @@ def needs(epilogue: str) -> dict[str, object]:
     return out
 
 
+# Scale-mode needs, likewise: a block or vector scale mode is measured with its scale pointer set
+# (the scalar mode is not: without a pointer its scale is 1, and types other than FP8 reject a
+# scale pointer, so a stage completing it would reject the scalar mode for them: H200, 2 Dec 2026)
+SCALE_POINTERS: dict[str, str] = {"a_scale_mode": "a_scale_pointer", "b_scale_mode": "b_scale_pointer"}
+UNSCALED_MODES = ("unset", "CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F")
+
+
+def mode_needs(values: dict) -> dict[str, object]:
+    """The scale pointers the scale modes in ``values`` read, set."""
+    return {ptr: True for mode, ptr in SCALE_POINTERS.items() if values.get(mode, "unset") not in UNSCALED_MODES}
+
+
 def encode(cfg: dict) -> str:
     """The driver's input line for a full configuration."""
     out = []

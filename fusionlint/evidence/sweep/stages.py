@@ -9,10 +9,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from fusionlint.evidence.sweep.space import BASE, DOMAINS, OPS, needs
+from fusionlint.evidence.sweep.space import BASE, DOMAINS, OPS, mode_needs, needs
 
-# stage name -> the fields it sweeps besides the type fields; "epilogue needs": whether the
-# pointers an epilogue reads are set for it (when the stage does not sweep them itself)
+# stage name -> the fields it sweeps besides the type fields; "needs": whether the pointers its
+# epilogue and block scale modes read are set for them (when the stage does not sweep them
+# itself; the table keeps the flag as "complete_epilogue")
 STAGES: list[tuple[str, list[str], bool]] = [
     ("layout", ["transa", "transb", "order_a", "order_b", "order_c", "order_d", "batch"], True),
     # the orders of A and B with the transposes (a row-major A with TRANSB=C, or GELU_AUX with a
@@ -26,6 +27,17 @@ STAGES: list[tuple[str, list[str], bool]] = [
                 "fast_accum"], True),
     ("scale_modes", ["a_scale_mode", "b_scale_mode", "a_scale_pointer", "b_scale_pointer"], True),
     ("pointer_mode", ["pointer_mode"], True),
+    # FP8 block and outer-vector scale modes with the transposes and orders, and with the
+    # epilogues and batching: each rejects some that the scalar modes accept (H200 joint check of
+    # 2 Dec 2026, second table: its 18 missed failures all had such a mode)
+    ("scale_modes_layout", ["a_scale_mode", "b_scale_mode", "transa", "transb", "order_a", "order_b", "order_d"],
+     True),
+    ("scale_modes_epilogue", ["a_scale_mode", "b_scale_mode", "epilogue", "batch"], True),
+    # and with the C/D scale and amax pointers and fast accumulation: a block scale mode rejects a
+    # C scale pointer and FAST_ACCUM, which the scalar modes accept (H200 joint-check blame of
+    # 2 Dec 2026, tools/joint_blame.py: 28 of the 30 failures missed on the table before)
+    ("scale_modes_scales", ["a_scale_mode", "b_scale_mode", "c_scale_pointer", "d_scale_pointer", "amax_d_pointer",
+                            "fast_accum"], True),
 ]
 assert all(set(f) <= set(DOMAINS) for _, f, _ in STAGES) and OPS
 
@@ -47,10 +59,12 @@ def product(fields: list[str], domains: dict[str, list] = DOMAINS) -> Iterator[t
 
 
 def configuration(values: dict, complete_epilogue: bool = True) -> dict:
-    """A full configuration: ``values`` over the base, with the epilogue's pointers when asked."""
+    """A full configuration: ``values`` over the base, with the pointers its epilogue and scale
+    modes read when asked (``values`` itself has the last word)."""
     cfg = dict(BASE)
     if complete_epilogue:
         cfg.update(needs(str(values.get("epilogue", BASE["epilogue"]))))
+        cfg.update(mode_needs(values))
     cfg.update(values)
     return cfg
 
