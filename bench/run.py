@@ -339,7 +339,7 @@ def main() -> int:
         work = Path(tmp)
         ROOT = snapshot(work)
         sys.path.insert(0, str(ROOT))
-        from fusionlint.check import default_jobs
+        from fusionlint.run.check import default_jobs
 
         jobs = ns.jobs or default_jobs()
         info = machine()

@@ -220,7 +220,7 @@ class _TopParser(argparse.ArgumentParser):
 
 
 def _collect(paths: list[str]) -> list[Path]:
-    from fusionlint.sources import collect
+    from fusionlint.run.sources import collect
 
     files, errors = collect(paths)
     for e in errors:
@@ -231,7 +231,7 @@ def _collect(paths: list[str]) -> list[Path]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from fusionlint.check import check_paths, run_check
+    from fusionlint.run.check import check_paths, run_check
 
     check_paths(args.paths)
     return run_check(args, _collect(args.paths))
@@ -240,14 +240,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _extract_isolated(path: Path, options):
     """The facts of one file, extracted in a forked child: a file that crashes libclang (or runs
     past ISOLATED_TIMEOUT) raises ``ChildFailed`` with the reason instead of ending the command."""
-    from fusionlint.pipeline import extract_file
-    from fusionlint.workers import call_isolated
+    from fusionlint.facts.extract import extract_file
+    from fusionlint.run.workers import call_isolated
 
     return call_isolated(extract_file, path, options, timeout=ISOLATED_TIMEOUT)
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
-    from fusionlint.pipeline import SkipFile
+    from fusionlint.run.pipeline import SkipFile
 
     files = _collect(args.paths)
     options = _parse_options(args)
@@ -274,12 +274,12 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from fusionlint import graph
+    from fusionlint.facts import graph
 
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{args.file}: no such file")
-    from fusionlint.workers import ChildFailed
+    from fusionlint.run.workers import ChildFailed
 
     try:
         facts = _extract_isolated(path, _parse_options(args))
@@ -357,8 +357,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     """``fusionlint probe -o DIR PATH...``: a standalone program per cuBLASLt configuration and per
     CUTLASS GEMM (what ``verify`` builds and runs); what gets no probe is a note saying why."""
     from fusionlint.evidence.probegen import write_probes
-    from fusionlint.pipeline import SkipFile
-    from fusionlint.workers import ChildFailed
+    from fusionlint.run.pipeline import SkipFile
+    from fusionlint.run.workers import ChildFailed
 
     out = Path(args.output_dir)
     options = _parse_options(args)
@@ -395,7 +395,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from fusionlint.verify import Missing, VerifyUsageError, run_verify
+    from fusionlint.run.verify import Missing, VerifyUsageError, run_verify
 
     try:
         return run_verify(args, _collect(args.paths))
@@ -407,7 +407,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from fusionlint.calibrate import run_calibrate
+    from fusionlint.run.calibrate import run_calibrate
 
     return run_calibrate(args)
 
@@ -425,7 +425,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_test_rules(args: argparse.Namespace) -> int:
-    from fusionlint.selftest import annotated_files, run_test_rules
+    from fusionlint.run.selftest import annotated_files, run_test_rules
 
     files = annotated_files([Path(p) for p in args.paths])
     if not files:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fusionlint.facts import Configuration, FileFacts
+from fusionlint.model.cublaslt_facts import Configuration, FileFacts
 from fusionlint.frontend.parse import ParseOptions
-from fusionlint.pipeline import extract_file
+from fusionlint.facts.extract import extract_file
 
 # Never the user's ~/.cache/fusionlint: a cache of this session's own (each test also gets a fresh one below).
 _SESSION_CACHE = tempfile.mkdtemp(prefix="fusionlint-test-cache-")
@@ -30,7 +30,7 @@ def facts_of(path: str, system_headers: bool = True) -> FileFacts:
 
 def params(cfg: Configuration, part: str) -> dict:
     """``{field: enum name | int | None(unknown) | 'runtime'}`` of one part of a configuration."""
-    from fusionlint.frontend.values import Known, Unknown
+    from fusionlint.model.values import Known, Unknown
 
     out = {}
     for name, f in cfg.effective[part].items():

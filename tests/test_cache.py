@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cli_helpers import codes, run_cli
 from conftest import ROOT
-from fusionlint import cache
+from fusionlint.run import cache
 
 LT = """#include <cublasLt.h>
 #include "types.h"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import FL117, codes, guarded, project, run_cli
-from fusionlint.compile_db import CompileFlags, translate
+from fusionlint.run.compile_db import CompileFlags, translate
 
 PLUGIN_FLAGS = ["-fplugin={p}", "-fpass-plugin={p}", "-Xclang", "-load", "-Xclang", "{p}", "-Xclang", "-plugin",
                 "-Xclang", "evil", "-Xclang", "-add-plugin", "-Xclang", "evil", "-Xcompiler=-fplugin={p}"]

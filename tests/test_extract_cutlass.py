@@ -535,7 +535,7 @@ def test_cutlass_static_assert_becomes_a_finding_when_no_rule_explains_it():
     user's line, with the assertion's text; a GEMM a rule already flags gets no FL300 on top."""
     from fusionlint.rules.engine import run_rules
     from fusionlint.rules.loader import load_rules
-    from fusionlint.facts import FileFacts
+    from fusionlint.model.cublaslt_facts import FileFacts
 
     rules = load_rules([])
     (g,) = gemms_instantiated(str(EXTRACT / "static_assert_epilogue_tile.cu"))

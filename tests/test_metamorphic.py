@@ -27,7 +27,7 @@ import pytest
 
 from cli_helpers import run_cli
 from conftest import FIXTURES
-from fusionlint.selftest import ANNOTATION, annotations, match
+from fusionlint.run.selftest import ANNOTATION, annotations, match
 
 RULE_FIXTURES = sorted((FIXTURES / "cublaslt" / "rules").glob("*.cpp"))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cli_helpers import RULES, project, run_cli
 from fusionlint.frontend.parse import ParseOptions
-from fusionlint.pipeline import extract_file
+from fusionlint.facts.extract import extract_file
 
 HEAD = "#include <cstdint>\n#include <cublasLt.h>\n\n"
 

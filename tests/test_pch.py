@@ -15,7 +15,7 @@ from conftest import FIXTURES
 from fusionlint.rules.loader import load_rules
 from fusionlint.frontend import parse, toolchain
 from fusionlint.frontend.parse import ParseOptions, parse_file, split_preamble
-from fusionlint.pipeline import check_file
+from fusionlint.run.pipeline import check_file
 
 
 def aged(*paths: Path) -> None:

@@ -1,7 +1,7 @@
 """Rules against their fixtures and the recorded H200 run.
 
 - semgrep-style: `// ruleid: FLnnn` means the next code line must get that finding, `// ok:`
-  that it must not (fusionlint.selftest, also `fusionlint test-rules`);
+  that it must not (fusionlint.run.selftest, also `fusionlint test-rules`);
 - every rule has failing and passing fixtures, and the device record shows the failing ones
   failing on the H200 and the passing ones working (every call SUCCESS, numerics matched);
 - the reference kernels lint clean and are recorded working on the H200, with a TFLOP/s figure.
@@ -19,9 +19,9 @@ import pytest
 from conftest import FIXTURES, ROOT
 from fusionlint.cli import main
 from fusionlint.frontend.parse import ParseOptions
-from fusionlint.pipeline import check_file
+from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import load_rules
-from fusionlint.selftest import ANNOTATION, annotated_files, check_fixture
+from fusionlint.run.selftest import ANNOTATION, annotated_files, check_fixture
 
 RULE_FIXTURES = annotated_files([FIXTURES / "cublaslt", FIXTURES / "cutlass"])
 REFERENCE_KERNELS = sorted((ROOT / "kernels_ref" / "cublaslt").glob("*.cpp")) + \

@@ -100,7 +100,7 @@ def test_nothing_named_in_the_database_runs_or_loads(hostile_project: dict) -> N
 
 
 def test_dropped_flags_are_recorded(hostile_project: dict) -> None:
-    from fusionlint import compile_db
+    from fusionlint.run import compile_db
 
     compile_db.load.cache_clear()
     db = compile_db.load(hostile_project["db"])

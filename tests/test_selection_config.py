@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import BAD, FL117, GOOD, codes, guarded, project, run_cli
-from fusionlint.selection import PerFileIgnore, Selection, SelectionError, check_codes
+from fusionlint.decide.selection import PerFileIgnore, Selection, SelectionError, check_codes
 
 BOTH = [("FL100_transa_int64_size.cpp", 19, "FL100"), ("FL117_transc_t.cpp", 24, "FL117")]
 

@@ -333,8 +333,8 @@ def test_spans_follow_byte_columns() -> None:
 
 def test_fl100_fix_only_where_certain() -> None:
     """The size fix needs a buffer at least as wide as the attribute holding a value that fits."""
-    from fusionlint.facts import AttrSet, FileFacts
-    from fusionlint.frontend.values import Known, Loc
+    from fusionlint.model.cublaslt_facts import AttrSet, FileFacts
+    from fusionlint.model.values import Known, Loc
 
     text = "void f() {\n  SET(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t)));\n}\n"
     loc = Loc("x.cpp", 2, 3)

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from fusionlint.evidence.sweep import runner, space, stages
-from fusionlint.support_select import choose, header_version
-from fusionlint.support_table import OK, SupportTable, TableError
+from fusionlint.run.support_select import choose, header_version
+from fusionlint.model.support_table import OK, SupportTable, TableError
 
 ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = ROOT / "fixtures" / "cublaslt" / "support"

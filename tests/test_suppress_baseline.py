@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cli_helpers import BAD, FL117, codes, project, run_cli
 from fusionlint.findings import Finding
-from fusionlint.suppress import parse
+from fusionlint.decide.suppress import parse
 
 CALL = "  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));"
 

@@ -37,7 +37,7 @@ FINDING_EXCEPTIONS = {
 
 def _static(path: str, pch_dir: str):
     from fusionlint.frontend.parse import ParseOptions
-    from fusionlint.pipeline import extract_file
+    from fusionlint.facts.extract import extract_file
 
     return extract_file(Path(path), ParseOptions(pch_dir=pch_dir))
 
@@ -53,7 +53,7 @@ def static_facts(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rules_and_table():
-    from fusionlint import support_select
+    from fusionlint.run import support_select
     from fusionlint.rules.cached import rule_source
 
     choice = support_select.choose(None, 130100, "test")

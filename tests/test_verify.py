@@ -18,13 +18,13 @@ import pytest
 
 from conftest import FIXTURES, ROOT, facts_of, params
 from fusionlint.cli import main
-from fusionlint.cutlass_facts import CutlassGemm, MainloopBuilder, Param
+from fusionlint.model.cutlass_facts import CutlassGemm, MainloopBuilder, Param
 from fusionlint.evidence import harness, probegen, probegen_cutlass
 from fusionlint.frontend.parse import ParseOptions
-from fusionlint.frontend.values import Loc
-from fusionlint.pipeline import check_file
+from fusionlint.model.values import Loc
+from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import load_rules
-from fusionlint import verify
+from fusionlint.run import verify
 
 STAND_INS = ParseOptions(use_system_headers=False)  # fusionlint's stand-in headers, CUTLASS read syntactically: fast
 RULES = FIXTURES / "cublaslt" / "rules"
@@ -530,7 +530,7 @@ def test_recorded_device_run() -> None:
 def test_cutlass_probe_refuses_an_evt_epilogue() -> None:
     """A visitor-tree (EVT) fusion has nested arguments the probe cannot fill: no probe (not
     verified) rather than a probe that fails to compile and reads as a disagreement."""
-    from fusionlint.cutlass_facts import EpilogueBuilder
+    from fusionlint.model.cutlass_facts import EpilogueBuilder
 
     loc = Loc("user.cu", 3, 1)
     evt = "cutlass::epilogue::fusion::Sm90EVT"

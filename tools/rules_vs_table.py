@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fusionlint.support_table import ALPHABET, NOT_SET_VALUE, SupportTable, _digits  # noqa: E402
+from fusionlint.model.support_table import ALPHABET, NOT_SET_VALUE, SupportTable, _digits  # noqa: E402
 
 DIM = 64
 

@@ -814,7 +814,7 @@ _FACTS_SCRIPT = r"""
 import json, sys, tempfile
 from pathlib import Path
 from fusionlint.frontend.parse import ParseOptions
-from fusionlint.pipeline import extract_file
+from fusionlint.facts.extract import extract_file
 include, files = sys.argv[1], sys.argv[2:]
 with tempfile.TemporaryDirectory(prefix="fusionlint-mutations-pch-") as pch:
     options = ParseOptions(include_dirs=[include], pch_dir=pch)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from fusionlint.facts import AttrSet, Configuration, Field, FileFacts
+from fusionlint.model.cublaslt_facts import AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
-from fusionlint.frontend.values import Known, Unknown
+from fusionlint.model.values import Known, Unknown
 from fusionlint.rules.derived import pointee_data_type
 
 DEFAULT_DIM = 64

@@ -1,4 +1,4 @@
-"""Turn an extracted CUTLASS GEMM (:class:`~fusionlint.cutlass_facts.CutlassGemm`) into a standalone probe.
+"""Turn an extracted CUTLASS GEMM (:class:`~fusionlint.model.cutlass_facts.CutlassGemm`) into a standalone probe.
 
 The program spells out exactly the extracted template arguments — a CUTLASS 3.x kernel from its
 collective builders (or a hand-assembled ``CollectiveMma`` and ``DefaultEpilogue``), wrapped in
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from fusionlint.cutlass_facts import CollectiveMmaFacts, CutlassGemm, EpilogueBuilder, MainloopBuilder, OtherEpilogue, Param
+from fusionlint.model.cutlass_facts import CollectiveMmaFacts, CutlassGemm, EpilogueBuilder, MainloopBuilder, OtherEpilogue, Param
 from fusionlint.frontend import cutlass_model as cm
 from fusionlint.frontend.cutlass_problem import split_top_level
 

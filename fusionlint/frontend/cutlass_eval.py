@@ -14,10 +14,13 @@ import bisect
 from dataclasses import dataclass, field
 
 from fusionlint.frontend import cutlass_model as model
+from fusionlint.frontend.cutlass_lex import lex_string
 from fusionlint.frontend.cutlass_syntax import (
-    AliasDecl, ClassDecl, ConstDecl, Decl, FuncDecl, NamespaceAlias, NamespaceDecl, Program, Scope, TBinary,
-    TBraced, TBuiltin, TCall, TCast, Term, TName, TNum, TOpaque, TPtr, TSizeof, TTernary, TUnary, VarDecl,
-    join_tokens, lex_string, parse_term,
+    AliasDecl, ClassDecl, ConstDecl, Decl, FuncDecl, NamespaceAlias, NamespaceDecl, Program, Scope, VarDecl,
+)
+from fusionlint.frontend.cutlass_terms import (
+    TBinary, TBraced, TBuiltin, TCall, TCast, Term, TName, TNum, TOpaque, TPtr, TSizeof, TTernary, TUnary, join_tokens,
+    parse_term,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -451,7 +454,7 @@ class Evaluator:
             if isinstance(x, float) or isinstance(y, float):
                 v = _float_op(op, x, y)
             else:
-                from fusionlint.frontend.cutlass_syntax import _apply_int
+                from fusionlint.frontend.cutlass_lex import _apply_int
                 v = _apply_int(op, x, y)
         except ZeroDivisionError:
             return unknown(f"division by zero in {join_tokens(self._span(term))}", origin)
@@ -958,3 +961,24 @@ def parse_type_string(text: str, evaluator: Evaluator) -> Res:
     finally:
         evaluator.prog.tokens = saved
         evaluator.plain_types = False
+
+
+def shape_list(v: VTuple) -> list:
+    """A tuple value as a nested list: integers, type names, None for what is unknown."""
+    out = []
+    for it in v.items:
+        if isinstance(it, int):
+            out.append(it)
+        elif isinstance(it, VIntC):
+            out.append(it.value)
+        elif isinstance(it, VInt):
+            out.append(it.value)
+        elif isinstance(it, VTuple):
+            out.append(shape_list(it))
+        elif isinstance(it, VType):
+            out.append(render(it))
+        elif isinstance(it, VUnknown):
+            out.append(None)
+        else:
+            out.append(render(it))
+    return out

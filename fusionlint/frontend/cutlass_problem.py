@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fusionlint.frontend.values import Loc
+from fusionlint.model.values import Loc
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _ARGUMENTS = re.compile(r"\b(?P<gemm>\w+)::Arguments\s+(?P<var>\w+)\s*(?P<open>[{(])")

@@ -18,7 +18,7 @@ import clang.cindex as ci
 
 from fusionlint.frontend import clangext
 from fusionlint.frontend.parse import is_virtual
-from fusionlint.frontend.values import Address, Handle, Key, Known, Loc, Symbol, Unknown, Value, same
+from fusionlint.model.values import Address, Handle, Key, Known, Loc, Symbol, Unknown, Value, same
 
 K = ci.CursorKind
 

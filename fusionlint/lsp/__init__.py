@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"fusionlint: error: the language server needs pygls ({exc}): pip install 'fusionlint[lsp]'",
               file=sys.stderr)
         return 2
-    from fusionlint.check import default_jobs
+    from fusionlint.run.check import default_jobs
     from fusionlint.lsp.checks import BackgroundChecks
 
     checks = BackgroundChecks(args, args.jobs or default_jobs(), args.timeout)

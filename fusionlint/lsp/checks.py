@@ -89,8 +89,8 @@ class BufferPrefilter(Prefilter):
 def new_checker(args: argparse.Namespace, path: Path, data: bytes):
     """A ``check.Checker`` for one check of a buffer: the configuration and compilation database
     read afresh (as ``run_check`` does for each run), the pre-filter over the buffer."""
-    from fusionlint import compile_db, config
-    from fusionlint.check import Checker
+    from fusionlint.run import compile_db, config
+    from fusionlint.run.check import Checker
 
     config.config_for_dir.cache_clear()
     config.load_config.cache_clear()
@@ -106,9 +106,9 @@ def prepare_buffer(checker, path: Path, text: str):
     """``Checker.prepare`` for a buffer: None when the file is excluded, else a ``check.Prepared``
     with the result (pre-filtered, or from the cache) or the task that makes it. The cache key is
     ``check``'s, over the buffer's bytes (``tests/test_server.py`` checks they agree)."""
-    from fusionlint import cache
-    from fusionlint.check import Prepared
-    from fusionlint.workers import Task
+    from fusionlint.run import cache
+    from fusionlint.run.check import Prepared
+    from fusionlint.run.workers import Task
 
     real_parent = checker._real_parent(path)
     settings, _ = checker._per_dir(real_parent)
@@ -143,7 +143,7 @@ def prepare_buffer(checker, path: Path, text: str):
 def suppressions_from(path: Path, text: str):
     """While ``Checker.report`` runs: inline suppressions of ``path`` read from its buffer (the
     suppression module's one reader of a file's lines, pointed at the buffer for that file)."""
-    from fusionlint import suppress
+    from fusionlint.decide import suppress
 
     original = suppress.lines_of
     target = os.path.abspath(path)
@@ -160,7 +160,7 @@ def suppressions_from(path: Path, text: str):
 
 
 class _Bytes:
-    """What ``pipeline._read_text`` reads a file through (``read_bytes``), holding the buffer."""
+    """What ``extract._read_text`` reads a file through (``read_bytes``), holding the buffer."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -183,14 +183,15 @@ def _die_with_parent() -> None:
 
 def child_check(task, text: str, cache_dir: str | None, fixes: bool = True):
     """In the forked child: ``workers.run_task`` on the buffer's text, and the quick fixes from the
-    facts of that parse. The pipeline reads a file's text in one place (``pipeline._read_text``)
+    facts of that parse. The pipeline reads a file's text in one place (``facts.extract._read_text``)
     and ``run_task`` calls ``pipeline.check_file``; in this child (only) the first reads the buffer
     for the task's file and the second keeps the facts it made."""
     _die_with_parent()
     gc.disable()  # as workers' single-file child: the process ends after this one file
-    from fusionlint import pipeline, workers
+    from fusionlint.facts import extract
+    from fusionlint.run import pipeline, workers
 
-    read_text, check_file = pipeline._read_text, pipeline.check_file
+    read_text, check_file = extract._read_text, pipeline.check_file
     data, target = buffer_bytes(text), Path(task.path)
     kept: list = []
 
@@ -202,7 +203,7 @@ def child_check(task, text: str, cache_dir: str | None, fixes: bool = True):
         kept.append(result.facts)
         return result
 
-    pipeline._read_text, pipeline.check_file = read_buffer, check_and_keep
+    extract._read_text, pipeline.check_file = read_buffer, check_and_keep
     outcome = workers.run_task(task, cache_dir)
     found = []
     if fixes and kept and kept[0] is not None:
@@ -220,7 +221,7 @@ def cached_result(outcome):
     both know them)."""
     import dataclasses
 
-    from fusionlint import cache
+    from fusionlint.run import cache
 
     extra = {}
     if "missing_headers" in {f.name for f in dataclasses.fields(cache.CachedResult)}:
@@ -261,14 +262,14 @@ class BackgroundChecks:
     def cache_root(self) -> str | None:
         if self.args.no_cache:
             return None
-        from fusionlint import cache
+        from fusionlint.run import cache
 
         return str(Path(self.args.cache_dir) if self.args.cache_dir else cache.default_dir())
 
     def warm_up(self) -> None:
         """What every check needs, loaded once in the server so that each child inherits it: the
         extractors, the stand-in headers and API model, the built-in rules."""
-        from fusionlint import cache, pipeline
+        from fusionlint.run import cache, pipeline
         from fusionlint.frontend.api.model import load_model
         from fusionlint.frontend.parse import stand_in_headers
 
@@ -286,7 +287,7 @@ class BackgroundChecks:
     async def check(self, path: Path, text: str) -> BufferResult:
         """Check the buffer ``text`` of ``path``. Raises ``InputError`` for a configuration that
         cannot be used (the caller reports it), ``asyncio.CancelledError`` when cancelled."""
-        from fusionlint.workers import ChildFailed, Outcome
+        from fusionlint.run.workers import ChildFailed, Outcome
 
         started = time.monotonic()
         self.stats["checks"] += 1
@@ -335,7 +336,7 @@ class BackgroundChecks:
 
     async def fixes(self, path: Path, text: str) -> list:
         """The quick fixes of a buffer whose result came from the cache (a parse for its facts)."""
-        from fusionlint.workers import ChildFailed
+        from fusionlint.run.workers import ChildFailed
 
         with contextlib.redirect_stderr(io.StringIO()):
             checker = new_checker(self.args, path, buffer_bytes(text))
@@ -344,7 +345,7 @@ class BackgroundChecks:
                 return []
             checker.validate()
         if prepared.task is None:  # a cache hit: make the task that would have run
-            from fusionlint.workers import Task
+            from fusionlint.run.workers import Task
 
             options, arch = checker.options(path, prepared.settings)
             if checker.cache is not None and checker.use_pch:
@@ -361,7 +362,7 @@ class BackgroundChecks:
     async def run_isolated(self, fn, *args):
         """``fn(*args)`` in a forked child, awaited without blocking the event loop; cancelling kills
         the child. ``ChildFailed`` when it crashed or ran past the time limit."""
-        from fusionlint.workers import Isolated, can_isolate
+        from fusionlint.run.workers import Isolated, can_isolate
 
         if not can_isolate():  # FUSIONLINT_IN_PROCESS=1: for debugging, no isolation
             return fn(*args)
@@ -401,7 +402,7 @@ class BackgroundChecks:
         root = self.cache_root
         if root is None:
             return
-        from fusionlint import cache
+        from fusionlint.run import cache
 
         pch = Path(root) / cache.FORMAT / "pch"
         try:

@@ -17,7 +17,7 @@ Quick fixes are made only where the edit is certainly right:
 - FL001 (``unused-suppression``): a ``// fusionlint: ignore[...]`` or ``ignore-next-line`` comment that
   suppresses nothing is removed.
 - Every finding: ``// fusionlint: ignore[FLnnn]`` at the end of its line, or
-  ``// fusionlint: ignore-next-line[FLnnn]`` above it (``fusionlint/suppress.py``'s syntax); an
+  ``// fusionlint: ignore-next-line[FLnnn]`` above it (``fusionlint/decide/suppress.py``'s syntax); an
   existing ``ignore[...]`` list on the line gets the code added.
 """
 from __future__ import annotations
@@ -245,7 +245,7 @@ def _squash(s: str) -> str:
 def size_fixes(facts, text: str) -> list[Fix]:
     """The FL100 quick fixes of a file's facts (``FileFacts`` of the parse of ``text``)."""
     from fusionlint.frontend.api.model import load_model
-    from fusionlint.frontend.values import Known
+    from fusionlint.model.values import Known
 
     model = load_model()
     lines = split_lines(text)

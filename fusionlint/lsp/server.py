@@ -155,7 +155,7 @@ class FusionlintServer(LanguageServer):
     def recheck_others(self, saved: str) -> None:
         """After a save: the other open buffers whose text is what is on disk (one may include the
         saved file; the cache answers for those that do not)."""
-        from fusionlint import cache
+        from fusionlint.run import cache
 
         for uri, doc in list(self.docs.items()):
             if uri == saved or (doc.task is not None and not doc.task.done()):

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fusionlint import __version__
-from fusionlint.baseline import finding_key
+from fusionlint.decide.baseline import finding_key
 from fusionlint.findings import BUILTIN_CODES, Finding
 from fusionlint.paths import relative_posix
 from fusionlint.rules.loader import Rule

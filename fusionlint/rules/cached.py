@@ -31,12 +31,12 @@ class RuleSource:
         self.support()
 
     def support(self):
-        """The support table (``fusionlint.support_table.SupportTable``), read once per process; None
+        """The support table (``fusionlint.model.support_table.SupportTable``), read once per process; None
         without one."""
         if not self.support_table:
             return None
         if self.support_table not in _TABLES:
-            from fusionlint.support_table import SupportTable
+            from fusionlint.model.support_table import SupportTable
 
             copy = None
             if self.cache_root:  # the decompressed JSON, named by the table's bytes
@@ -105,7 +105,7 @@ def rule_source(extra: tuple[str, ...], only: bool, cache_dir: object | None,
     if support_table:
         table_hash = store.file_hash(support_table)
         if table_hash is None:
-            from fusionlint.support_table import TableError
+            from fusionlint.model.support_table import TableError
 
             raise TableError(f"{support_table}: cannot read the support table")
     if any(h is None for h in hashes):  # unreadable: let the loader report it

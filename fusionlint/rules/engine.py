@@ -16,8 +16,8 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from fusionlint.cutlass_facts import CutlassGemm, Param
-from fusionlint.facts import ApiObject, AttrSet, Configuration, FileFacts
+from fusionlint.model.cutlass_facts import CutlassGemm, Param
+from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, FileFacts
 from fusionlint.findings import (
     BUILTIN_CODES,
     CUTLASS_STATIC_ASSERT,
@@ -26,7 +26,7 @@ from fusionlint.findings import (
     Undecided,
 )
 from fusionlint.frontend.api.model import ApiModel, load_model
-from fusionlint.frontend.values import Known, Loc, Unknown, Value
+from fusionlint.model.values import Known, Loc, Unknown, Value
 from fusionlint.rules import derived
 from fusionlint.rules.loader import Rule
 from fusionlint.rules.markers import ABSENT, RUNTIME, UNKNOWN  # noqa: F401 - also the names the rules' users import
@@ -39,7 +39,7 @@ from fusionlint.rules.views import (  # noqa: F401 - the view builders, also imp
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from fusionlint.support_table import SupportTable
+    from fusionlint.model.support_table import SupportTable
 
 
 def lookup(view: dict[str, Any], path: str) -> Any:

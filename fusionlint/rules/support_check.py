@@ -1,4 +1,4 @@
-"""FL127: a cuBLASLt configuration against the measured support table (fusionlint/support_table.py).
+"""FL127: a cuBLASLt configuration against the measured support table (fusionlint/model/support_table.py).
 
 The configuration's fact view is mapped onto the table's fields; a value the front end could
 not resolve becomes the field's whole domain, an attribute nobody set becomes "unset" (only where its
@@ -15,7 +15,7 @@ from typing import Any
 
 from fusionlint.findings import BUILTIN_CODES
 from fusionlint.findings import SUPPORT_TABLE as SUPPORT_TABLE_CODE
-from fusionlint.support_table import LABELS, NOT_SET_VALUE, SupportTable, Verdict
+from fusionlint.model.support_table import LABELS, NOT_SET_VALUE, SupportTable, Verdict
 
 SUPPORT_TABLE_NAME = BUILTIN_CODES[SUPPORT_TABLE_CODE][0]
 

@@ -12,10 +12,10 @@ from dataclasses import fields as dataclass_fields
 from functools import lru_cache
 from typing import Any
 
-from fusionlint.cutlass_facts import CutlassGemm, Param
-from fusionlint.facts import AttrSet, Configuration
+from fusionlint.model.cutlass_facts import CutlassGemm, Param
+from fusionlint.model.cublaslt_facts import AttrSet, Configuration
 from fusionlint.frontend.api.model import ApiModel
-from fusionlint.frontend.values import Known, Unknown, Value
+from fusionlint.model.values import Known, Unknown, Value
 from fusionlint.rules.markers import RUNTIME, UNKNOWN
 
 ANY = "*"  # a root whose fields are not listed (the operands of a configuration: any name is accepted)
@@ -76,7 +76,7 @@ def fact_fields() -> dict[str, dict[str, frozenset[str] | str | None]]:
     make the rule silently dead (or, with ``present: false``, fire everywhere)."""
     import dataclasses
 
-    from fusionlint import cutlass_facts
+    from fusionlint.model import cutlass_facts
     from fusionlint.frontend.api.model import load_model
 
     model = load_model()

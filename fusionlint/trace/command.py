@@ -93,7 +93,7 @@ def _read_logs(paths: list[str]):
 
 # ---- rules -------------------------------------------------------------------------------------------
 def _rules_and_table(args: argparse.Namespace, version: int | None):
-    from fusionlint import support_select
+    from fusionlint.run import support_select
     from fusionlint.rules.cached import rule_source
 
     choice = support_select.choose(args.support_table, version or support_select.STAND_IN_VERSION,
@@ -105,7 +105,7 @@ def _rules_and_table(args: argparse.Namespace, version: int | None):
 
 
 def _selection(args: argparse.Namespace, rules):
-    from fusionlint import selection
+    from fusionlint.decide import selection
     from fusionlint.findings import BUILTIN_CODES
 
     known = tuple(sorted({r.id for r in rules} | set(BUILTIN_CODES)))
@@ -117,9 +117,9 @@ def _selection(args: argparse.Namespace, rules):
 # ---- static sites ------------------------------------------------------------------------------------
 def _static_configurations(paths: list[str]) -> list:
     from fusionlint.frontend.parse import ParseOptions
-    from fusionlint.pipeline import SkipFile, extract_file
-    from fusionlint.sources import collect
-    from fusionlint.workers import ChildFailed, call_isolated
+    from fusionlint.facts.extract import SkipFile, extract_file
+    from fusionlint.run.sources import collect
+    from fusionlint.run.workers import ChildFailed, call_isolated
 
     files, errors = collect(paths)
     if errors:

@@ -1,4 +1,4 @@
-"""GEMM calls from a cuBLASLt log -> the static path's facts (``fusionlint.facts``).
+"""GEMM calls from a cuBLASLt log -> the static path's facts (``fusionlint.model.cublaslt_facts``).
 
 Each distinct configuration of a log becomes the ``Configuration``s the static front end makes
 for one GEMM: a ``heuristic`` one (at the first query that had it) and a ``matmul`` one (at the
@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from fusionlint.facts import ApiObject, AttrSet, Configuration, Field, FileFacts
+from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
-from fusionlint.frontend.values import Known, Loc, Symbol, Unknown, Value
+from fusionlint.model.values import Known, Loc, Symbol, Unknown, Value
 from fusionlint.trace.calls import (
     CREATE_KEYS,
     CallLog,

@@ -3,7 +3,7 @@
     python3 -m fusionlint.evidence.sweep --out DIR [--joint 3000] [--jobs 14]
 
 Standard library only. Writes ``DIR/cublaslt-support.json.gz`` (the table, see
-fusionlint/support_table.py) and, with ``--joint N``, ``DIR/joint-check.json``: N configurations
+fusionlint/model/support_table.py) and, with ``--joint N``, ``DIR/joint-check.json``: N configurations
 drawn at random from the joint space, run through the driver, against the table's prediction.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 
 from fusionlint.evidence.sweep import space, stages
-from fusionlint.support_table import (
+from fusionlint.model.support_table import (
     ALPHABET,
     BAD_LINE,
     DRIVER_DIED,
@@ -364,7 +364,7 @@ def write_table(table: dict, path: Path) -> None:
 
 def table_name(info: dict) -> str:
     """``cublaslt-13.1.0-nvidia-h200.json.gz``: the version and GPU a table was measured on."""
-    from fusionlint.support_table import version_text
+    from fusionlint.model.support_table import version_text
 
     gpu = "".join(ch if ch.isalnum() else "-" for ch in str(info.get("gpu") or "gpu").lower()).strip("-")
     return f"cublaslt-{version_text(int(info.get('cublaslt_version') or 0)).replace(' ', '-')}-{gpu}.json.gz"

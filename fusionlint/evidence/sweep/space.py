@@ -8,7 +8,7 @@ API model generated from cublasLt.h (tests/test_support_table.py).
 """
 from __future__ import annotations
 
-from fusionlint.support_table import NOT_SET_VALUE as NOT_SET
+from fusionlint.model.support_table import NOT_SET_VALUE as NOT_SET
 
 # cudaDataType_t / cublasComputeType_t / ... values (cublasLt.h, library_types.h of CUDA 13)
 ENUM_VALUES: dict[str, int] = {

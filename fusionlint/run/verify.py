@@ -179,7 +179,7 @@ def _errors(findings) -> list[dict]:
 
 def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
     from fusionlint.evidence import probegen
-    from fusionlint.facts import FileFacts
+    from fusionlint.model.cublaslt_facts import FileFacts
     from fusionlint.rules.engine import run_rules
 
     judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
@@ -213,7 +213,7 @@ _NEUTRAL_SUBS = ("problem size:", "mainloop carve-out:", "mainloop tiled_mma:", 
 
 def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
     from fusionlint.evidence import probegen_cutlass as pc
-    from fusionlint.facts import FileFacts
+    from fusionlint.model.cublaslt_facts import FileFacts
     from fusionlint.rules.engine import run_rules
 
     units = []
@@ -241,7 +241,7 @@ def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
 
 def _relint(unit: Unit, rules, options, arch: str, header: Path) -> None:
     """Lint the probe itself when stand-ins went into it: that is the configuration that runs."""
-    from fusionlint.pipeline import check_file
+    from fusionlint.run.pipeline import check_file
 
     if not unit.probe_source or not [s for s in unit.substitutions if not s.startswith(_NEUTRAL_SUBS)]:
         return
@@ -260,7 +260,7 @@ def analyse_file(path: str, include_dirs: list[str], defines: list[str], std: st
                  arch: str, rulesets: list[str]) -> tuple[list[dict], str]:
     """Every configuration of one file as Unit dicts (probe source included); picklable for a pool."""
     from fusionlint.frontend.parse import ParseOptions
-    from fusionlint.pipeline import SkipFile, extract_file
+    from fusionlint.facts.extract import SkipFile, extract_file
     from fusionlint.rules.loader import load_rules
 
     options = ParseOptions(include_dirs=include_dirs, defines=defines, std=std, use_system_headers=system_headers)

@@ -16,8 +16,8 @@ import json
 
 import networkx as nx
 
-from fusionlint.facts import ApiObject, AttrSet, FileFacts
-from fusionlint.frontend.values import Address, Known, Symbol, Value
+from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, FileFacts
+from fusionlint.model.values import Address, Known, Symbol, Value
 
 
 def _loc(loc) -> str:
@@ -116,7 +116,7 @@ def _short(value: object) -> str:
 
 
 def _part_label(title: str, part: object, shown: tuple[str, ...]) -> str:
-    from fusionlint.cutlass_facts import Param
+    from fusionlint.model.cutlass_facts import Param
 
     lines = [title]
     for name in shown:

@@ -37,7 +37,7 @@ def user_table_dir() -> Path:
 
 
 def bundled_table_dirs() -> list[Path]:
-    root = Path(__file__).resolve().parent.parent / "rulesets"
+    root = Path(__file__).resolve().parents[2] / "rulesets"
     if not root.is_dir():  # installed: the rulesets package
         try:
             from importlib import resources
@@ -90,7 +90,7 @@ def available_tables() -> list[str]:
 
 
 def choose(explicit: str | None, version: int, where: str, tables: list[str] | None = None) -> Choice:
-    from fusionlint.support_table import version_text
+    from fusionlint.model.support_table import version_text
 
     if explicit and explicit.lower() == "none":
         return Choice(None, "--support-table none: FL127 checks nothing")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fusionlint.frontend.parse import ParseOptions
-from fusionlint.pipeline import check_file
+from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import Rule
 
 ANNOTATION = re.compile(r"//\s*(ruleid|ok):\s*(FL\d{3}(?:\s*,\s*FL\d{3})*)")
@@ -93,7 +93,7 @@ def match(text: str, findings: list, want: set[tuple[str, int]],
 
 
 def annotated_files(paths: list[Path]) -> list[Path]:
-    from fusionlint.sources import collect
+    from fusionlint.run.sources import collect
 
     files, _ = collect([str(p) for p in paths])
     return [f for f in files if ANNOTATION.search(f.read_text(encoding="utf-8", errors="replace"))]
@@ -103,7 +103,7 @@ def run_test_rules(args, files: list[Path]) -> int:
     """``fusionlint test-rules``: every annotated fixture checked as ``check`` checks it, results
     printed in file order; exit 1 when one fails. ``args``: check's options (the command line
     fills in the ones test-rules does not take)."""
-    from fusionlint import cache, check, workers
+    from fusionlint.run import cache, check, workers
     from fusionlint.errors import EXIT_CLEAN, EXIT_FINDINGS
     from fusionlint.progress import Progress, wanted
 

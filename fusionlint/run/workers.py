@@ -92,7 +92,7 @@ def _rss_kb() -> tuple[int, int]:
 
 def run_task(task: Task, cache_dir: str | None) -> Outcome:
     """Check one file (in a worker, or in the main process) and store its result in the cache."""
-    from fusionlint import cache, pipeline
+    from fusionlint.run import cache, pipeline
     from fusionlint.frontend import parse
 
     start = time.time()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fusionlint.frontend.values import Address, Handle, Known, Loc, Symbol, Unknown, Value
+from fusionlint.model.values import Address, Handle, Known, Loc, Symbol, Unknown, Value
 
 OBJECT_KINDS = ("matmul_desc", "layout", "preference")
 
@@ -207,7 +207,7 @@ class FileFacts:
     configurations: list[Configuration] = field(default_factory=list)
     attribute_sets: list[AttrSet] = field(default_factory=list)  # every set call, resolved or not
     objects: list[ApiObject] = field(default_factory=list)
-    cutlass: list = field(default_factory=list)  # CutlassGemm (fusionlint.cutlass_facts)
+    cutlass: list = field(default_factory=list)  # CutlassGemm (fusionlint.model.cutlass_facts)
     diagnostics: list = field(default_factory=list)  # parse diagnostics of the main file
     missing_headers: list[str] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)  # parts of the file that could not be read

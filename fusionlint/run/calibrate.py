@@ -20,8 +20,8 @@ class CalibrateUnavailable(InputError):
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from fusionlint import support_select
-    from fusionlint.verify import Missing, find_cublas, find_gpu, find_nvcc
+    from fusionlint.run import support_select
+    from fusionlint.run.verify import Missing, find_cublas, find_gpu, find_nvcc
 
     nvcc = find_nvcc()
     if nvcc is None:
@@ -58,6 +58,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def _version(summary: dict) -> str:
-    from fusionlint.support_table import version_text
+    from fusionlint.model.support_table import version_text
 
     return version_text(int(summary["machine"].get("cublaslt_version") or 0))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from fusionlint import cache, compile_db, config
+from fusionlint.run import cache, compile_db, config
 from fusionlint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
 from fusionlint.frontend.parse import CUDA_SUFFIXES, ParseOptions, build_args
@@ -35,7 +35,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 
 if TYPE_CHECKING:  # the selection, suppressions, baseline and reports are imported where they are used
     from fusionlint.rules.loader import Rule
-    from fusionlint.selection import Selection
+    from fusionlint.decide.selection import Selection
 
 DEFAULT_ARCH, DEFAULT_STD = "sm_90", "c++17"
 DEFAULT_TIMEOUT = 120.0
@@ -107,7 +107,7 @@ class Checker:
         self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
         self.pfi = None
         if args.per_file_ignores:
-            from fusionlint import selection
+            from fusionlint.decide import selection
 
             self.pfi = selection.parse_per_file_ignores(args.per_file_ignores)
         self.settings(None)  # the command line's codes are checked (validate) even when no file is checked
@@ -121,7 +121,7 @@ class Checker:
     def _support_table(self, cfg: config.FileConfig | None) -> str | None:
         """The measured cuBLASLt support table for FL127 (``support_select``); a fallback to another
         cuBLASLt version is a note, no table at all a note with ``-v``."""
-        from fusionlint import support_select
+        from fusionlint.run import support_select
 
         a = self.args
         explicit = getattr(a, "support_table", None) or (cfg.support_table if cfg else None)
@@ -150,7 +150,7 @@ class Checker:
 
     def _selection(self, cfg: config.FileConfig | None, known: tuple[str, ...]) -> Selection:
         """The selection of a config (or of the command line alone), its codes checked against ``known``."""
-        from fusionlint import selection
+        from fusionlint.decide import selection
 
         a = self.args
 
@@ -250,7 +250,7 @@ class Checker:
         """What checking ``path`` takes: nothing (excluded: None), nothing more (pre-filtered or
         cached: the result), or a task for a worker. ``exclude=False``: the excludes do not apply
         (``test-rules`` checks every annotated fixture it is given)."""
-        from fusionlint.workers import Task
+        from fusionlint.run.workers import Task
 
         real_parent = self._real_parent(path)
         s, db_dir = self._per_dir(real_parent)
@@ -309,7 +309,7 @@ class Checker:
             print(f"fusionlint: {p.path}: {result.error}", file=sys.stderr)
         if result.missing_headers:
             self._note_missing_headers(str(p.path), result.missing_headers)
-        from fusionlint import suppress
+        from fusionlint.decide import suppress
 
         s = p.settings
         kept = suppress.apply(result.findings, [str(p.path)], s.known) if (result.findings or p.directives) else []
@@ -339,7 +339,7 @@ class Checker:
 
     def check(self, path: Path) -> tuple[list[Finding], bool] | None:
         """The reported findings of one file and whether it failed; None when excluded (in this process)."""
-        from fusionlint.workers import run_task
+        from fusionlint.run.workers import run_task
 
         p = self.prepare(0, path)
         if p is None:
@@ -354,7 +354,7 @@ class Checker:
         """Before forking the workers of ``tasks``: what they all need, loaded once here and inherited."""
         if not tasks:
             return
-        from fusionlint import pipeline
+        from fusionlint.run import pipeline
 
         if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
             pipeline.import_extractors()  # imports them while libclang parses (pipeline.extract_file)
@@ -456,7 +456,7 @@ def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: 
     tasks = [p.task for p in prepared if p.result is None]
     cache_root = str(checker.cache.root) if checker.cache else None
     checker.prime(tasks)
-    from fusionlint import workers
+    from fusionlint.run import workers
 
     if len(tasks) == 1 and workers.can_isolate():
         # A single file (pre-commit's usual case): its child starts parsing now, and this process
@@ -485,13 +485,13 @@ def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: 
     _write_stats(checker, prepared, tasks, outcomes)
     ordered = sorted(findings, key=lambda x: x.sort_key())
     if args.update_baseline:
-        from fusionlint import baseline
+        from fusionlint.decide import baseline
 
         n = baseline.write(ordered, Path(args.baseline))
         print(f"fusionlint: recorded {n} finding(s) in {args.baseline}", file=sys.stderr)
         return EXIT_CLEAN
     if args.baseline:
-        from fusionlint import baseline
+        from fusionlint.decide import baseline
 
         ordered = baseline.filter_new(ordered, Path(args.baseline))
     fmt = output_format(args)
@@ -538,13 +538,13 @@ def _import_report_modules(args: argparse.Namespace) -> None:
     """What reporting needs, imported while a single file's child parses."""
     import importlib
 
-    from fusionlint import suppress  # noqa: F401
+    from fusionlint.decide import suppress  # noqa: F401
 
     module = {"json": "json_format"}.get(output_format(args), output_format(args))
     importlib.import_module(f"fusionlint.report.{module}")
 
     if args.baseline:
-        from fusionlint import baseline  # noqa: F401
+        from fusionlint.decide import baseline  # noqa: F401
 
 
 def _write_stats(checker: Checker, prepared: list[Prepared], tasks: list, outcomes: list) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from fusionlint.frontend.values import Loc
+from fusionlint.model.values import Loc
 
 MODES = ("instantiated", "syntactic")
 

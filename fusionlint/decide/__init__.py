@@ -1,0 +1,1 @@
+"""What is reported of the findings: rule selection, inline suppressions, the baseline."""

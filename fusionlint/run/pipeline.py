@@ -1,0 +1,63 @@
+"""One file through the pipeline: parse -> facts -> rules -> findings, isolated per file."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fusionlint.facts.extract import EXTRACTORS, SkipFile, extract_file, import_extractors
+from fusionlint.findings import Finding, not_checked
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from fusionlint.frontend.parse import ParseOptions
+    from fusionlint.model.cublaslt_facts import FileFacts
+    from fusionlint.rules.cached import RuleSource
+    from fusionlint.rules.loader import Rule
+
+__all__ = ["EXTRACTORS", "FileResult", "SkipFile", "check_file", "extract_file", "import_extractors"]
+
+# the rules' engine, imported while libclang parses the first file (with the extractors)
+RULE_MODULES = ("fusionlint.rules.engine",)
+
+
+@dataclass
+class FileResult:
+    path: str
+    facts: FileFacts | None = None
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # the file could not be checked
+    skipped: str | None = None  # the file is not source code
+    undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
+    missing_headers: list[str] = field(default_factory=list)  # found nowhere: parsed as empty stand-ins
+
+
+
+def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOptions,
+               arch: str = "sm_90") -> FileResult:
+    """The file's facts and findings. ``rules`` may be a ``RuleSource`` not read yet: it is read
+    while libclang parses."""
+    result = FileResult(str(path))
+    try:
+        from fusionlint.rules.cached import RuleSource
+
+        source = rules if isinstance(rules, RuleSource) else None
+        import fusionlint.run.cache  # noqa: F401 - before the parse's import thread starts (it may need it too)
+        result.facts = extract_file(path, options, preload=source.preload if source is not None else None,
+                                    also_import=RULE_MODULES)
+        result.missing_headers = list(result.facts.missing_headers)
+        from fusionlint.rules.engine import run_rules
+
+        result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch,
+                                    support=source.support() if source is not None else None,
+                                    undecided=result.undecided)
+        result.findings += [not_checked(path, reason, part=True) for reason in result.facts.internal_errors]
+    except SkipFile as exc:
+        result.skipped = str(exc)
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the run
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        result.error = reason
+        result.findings = [not_checked(path, reason)]
+    return result
