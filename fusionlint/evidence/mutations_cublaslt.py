@@ -32,6 +32,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from fusionlint.evidence.mutation import mutate as mutate_fields
 from fusionlint.evidence.sweep.space import EPILOGUES, POINTER_MODES
 
 # ---- domains (the epilogues and pointer modes: the support sweep's own lists) -------------------
@@ -167,21 +168,7 @@ _add("fp8_e4m3_e5m2_tn_e5m2_out", _config("CUDA_R_8F_E4M3", b_type="CUDA_R_8F_E5
 # ---- mutation ----------------------------------------------------------------------------------
 def mutate(rng: random.Random, cfg: dict) -> tuple[dict, list[dict]]:
     """1 or 2 distinct fields, each given a different value of its domain."""
-    names = list(FIELDS)
-    weights = [FIELDS[f][1] for f in names]
-    count = rng.choice((1, 2))
-    picked: list[str] = []
-    while len(picked) < count:
-        f = rng.choices(names, weights)[0]
-        if f not in picked:
-            picked.append(f)
-    out = dict(cfg)
-    changes = []
-    for f in picked:
-        choices = [v for v in FIELDS[f][0] if v != cfg[f]]
-        out[f] = rng.choice(choices)
-        changes.append({"field": f, "old": cfg[f], "new": out[f]})
-    return out, changes
+    return mutate_fields(rng, FIELDS, cfg)
 
 
 def generate(seed: int, count: int) -> list[dict]:

@@ -41,6 +41,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from fusionlint.evidence.mutation import mutate as mutate_fields
 from fusionlint.evidence import harness
 from fusionlint.evidence.mutations_cutlass_emit import (
     FORMS, GENERATIONS, STYLES, program_text, probe_header,
@@ -144,21 +145,7 @@ def base_config(name: str, problem: tuple[int, int, int]) -> dict:
 # ---- mutation ----------------------------------------------------------------------------------------
 def mutate(rng: random.Random, generation: str, cfg: dict) -> tuple[dict, list[dict]]:
     """1 or 2 distinct fields, each given another value of its domain."""
-    fields = FIELDS[generation]
-    names = list(fields)
-    weights = [fields[f][1] for f in names]
-    count = rng.choice((1, 2))
-    picked: list[str] = []
-    while len(picked) < count:
-        f = rng.choices(names, weights)[0]
-        if f not in picked:
-            picked.append(f)
-    out = dict(cfg)
-    changes = []
-    for f in picked:
-        out[f] = rng.choice([v for v in fields[f][0] if v != cfg[f]])
-        changes.append({"field": f, "old": cfg[f], "new": out[f]})
-    return out, changes
+    return mutate_fields(rng, FIELDS[generation], cfg)
 
 
 def generate(seed: int, count: int) -> list[dict]:
