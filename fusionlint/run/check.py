@@ -357,7 +357,7 @@ class Checker:
         from fusionlint.run import pipeline
 
         if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
-            pipeline.import_extractors()  # imports them while libclang parses (pipeline.extract_file)
+            pipeline.import_extractors()  # else imported while libclang parses (facts.extract.extract_file)
         if self.cache is not None:  # the stand-in headers (and API model), inherited by the workers
             self.cache.prime_api_model(load_model=len(tasks) > 1)
         else:

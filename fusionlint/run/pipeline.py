@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fusionlint.facts.extract import EXTRACTORS, SkipFile, extract_file, import_extractors
+from fusionlint.facts import extract
+from fusionlint.facts.extract import EXTRACTORS, SkipFile, extract_file
 from fusionlint.findings import Finding, not_checked
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
@@ -21,6 +22,11 @@ __all__ = ["EXTRACTORS", "FileResult", "SkipFile", "check_file", "extract_file",
 
 # the rules' engine, imported while libclang parses the first file (with the extractors)
 RULE_MODULES = ("fusionlint.rules.engine",)
+
+
+def import_extractors() -> None:
+    """The readers and the rules' engine, up front (a process that forks several workers)."""
+    extract.import_extractors((*EXTRACTORS, *RULE_MODULES))
 
 
 @dataclass
