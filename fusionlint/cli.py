@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from fusionlint import __version__
+from fusionlint.defaults import CHECK_TIMEOUT, ISOLATED_TIMEOUT, MAX_FILES, VERIFY_ARCH, VERIFY_BUILD_TIMEOUT
 from fusionlint.errors import (  # noqa: F401  (re-exported: the exit statuses are part of the CLI)
     EXIT_BROKEN_PIPE,
     EXIT_CLEAN,
@@ -22,16 +23,14 @@ from fusionlint.errors import (  # noqa: F401  (re-exported: the exit statuses a
 )
 
 COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server", "trace")
-# facts, graph and probe parse each file in a forked child (workers.call_isolated) with this limit;
-# test-rules goes through check's workers, with this as its default --timeout
-ISOLATED_TIMEOUT = 600.0
+# facts, graph and probe parse each file in a forked child (workers.call_isolated) with the limit
+# defaults.ISOLATED_TIMEOUT; test-rules goes through check's workers, with it as its default --timeout
 
 
 def _parse_options(args: argparse.Namespace):
-    from fusionlint.frontend.parse import ParseOptions
+    from fusionlint.run.options import parse_options
 
-    return ParseOptions(include_dirs=list(args.include or []), defines=list(args.define or []),
-                        std=args.std or "c++17", use_system_headers=not args.no_system_headers)
+    return parse_options(args.include, args.define, args.std, args.no_system_headers)
 
 
 def _positive_int(text: str) -> int:
@@ -115,9 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "CUTLASS headers, and what was dropped from compile commands (plugins, response files)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="no progress line (shown only when stderr is a terminal)")
-    _add_speed_args(check, timeout=120).add_argument(
-        "--max-files", type=int, default=100_000, metavar="N",
-        help="refuse to check more than N files (default: 100000; 0: no limit)")
+    _add_speed_args(check, timeout=CHECK_TIMEOUT).add_argument(
+        "--max-files", type=int, default=MAX_FILES, metavar="N",
+        help=f"refuse to check more than N files (default: {MAX_FILES}; 0: no limit)")
     _add_frontend_args(check)
 
     facts = sub.add_parser("facts", help="print the configurations extracted from files")
@@ -152,12 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--config", type=int, action="append", metavar="N", help="only the Nth configuration (repeatable)")
     verify.add_argument("--keep", metavar="DIR", help="keep the probes and executables in DIR (default: a temporary directory)")
     verify.add_argument("-j", "--jobs", type=int, help="parallel lints and builds (default: the number of CPUs)")
-    verify.add_argument("--timeout", type=int, default=600, metavar="S", help="time limit of one build in seconds (default: 600)")
+    verify.add_argument("--timeout", type=int, default=VERIFY_BUILD_TIMEOUT, metavar="S",
+                        help=f"time limit of one build in seconds (default: {VERIFY_BUILD_TIMEOUT})")
     verify.add_argument("--time-limit", type=int, metavar="S",
                         help="for the whole run: what is not built and run by then is reported as not verified")
     verify.add_argument("--json", metavar="FILE", help="also write the result as JSON to FILE")
-    verify.add_argument("--arch", type=_arch, default="sm_90a", metavar="ARCH",
-                        help="target architecture (sm_90a, sm_90, 90a, compute_90...; default: sm_90a)")
+    verify.add_argument("--arch", type=_arch, default=VERIFY_ARCH, metavar="ARCH",
+                        help=f"target architecture (sm_90a, sm_90, 90a, compute_90...; default: {VERIFY_ARCH})")
     verify.add_argument("--ruleset", action="append", metavar="FILE")
     verify.add_argument("-v", "--verbose", action="store_true", help="report each lint and build on stderr as it ends")
     _add_frontend_args(verify)
@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "else sm_90)")
     test.add_argument("-p", "--compile-commands", metavar="PATH", help="compile_commands.json (or its directory)")
     test.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    _add_speed_args(test, timeout=int(ISOLATED_TIMEOUT))
+    _add_speed_args(test, timeout=ISOLATED_TIMEOUT)
     _add_frontend_args(test)
     parser.check_parser = check
     return parser
@@ -232,9 +232,10 @@ def _collect(paths: list[str]) -> list[Path]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from fusionlint.run.check import check_paths, run_check
+    from fusionlint.run.options import check_options
 
     check_paths(args.paths)
-    return run_check(args, _collect(args.paths))
+    return run_check(check_options(args), _collect(args.paths))
 
 
 def _extract_isolated(path: Path, options):
@@ -243,7 +244,7 @@ def _extract_isolated(path: Path, options):
     from fusionlint.facts.extract import extract_file
     from fusionlint.run.workers import call_isolated
 
-    return call_isolated(extract_file, path, options, timeout=ISOLATED_TIMEOUT)
+    return call_isolated(extract_file, path, options, timeout=float(ISOLATED_TIMEOUT))
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -395,10 +396,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from fusionlint.run.options import verify_options
     from fusionlint.run.verify import Missing, VerifyUsageError, run_verify
 
     try:
-        return run_verify(args, _collect(args.paths))
+        return run_verify(verify_options(args), _collect(args.paths))
     except Missing as exc:
         print(f"fusionlint: error: cannot verify on this machine: it needs {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -425,15 +427,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
 
 def cmd_test_rules(args: argparse.Namespace) -> int:
+    from fusionlint.run.options import check_options
     from fusionlint.run.selftest import annotated_files, run_test_rules
 
     files = annotated_files([Path(p) for p in args.paths])
     if not files:
         raise UsageError(f"no annotated fixtures under {' '.join(args.paths)}")
-    # test-rules' options over every other option of check at its default (the Checker reads them)
-    defaults = vars(build_parser().parse_args(["check", "."]))
-    check_args = argparse.Namespace(**{**defaults, **{k: v for k, v in vars(args).items() if k in defaults}})
-    return run_test_rules(check_args, files)
+    # test-rules' options; every other option of check at its default
+    return run_test_rules(check_options(args), files)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from fusionlint.model.values import Loc
 from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import load_rules
 from fusionlint.run import verify
+from fusionlint.run.options import VerifyOptions
 
 STAND_INS = ParseOptions(use_system_headers=False)  # fusionlint's stand-in headers, CUTLASS read syntactically: fast
 RULES = FIXTURES / "cublaslt" / "rules"
@@ -548,7 +549,7 @@ def test_cutlass_probes_link_the_driver_api(tmp_path: Path) -> None:
     for header in ("cutlass/cutlass.h", "cutlass/util/packed_stride.hpp"):
         (inc / header).parent.mkdir(parents=True, exist_ok=True)
         (inc / header).write_text("")
-    args = type("Args", (), {"include": [str(inc)], "arch": "sm_90a", "timeout": 60})()
-    builder = verify._Builder(args, "nvcc", 1, tmp_path / "p", tmp_path / "b")
+    opts = VerifyOptions(include=(str(inc),), arch="sm_90a", timeout=60)
+    builder = verify._Builder(opts, "nvcc", 1, tmp_path / "p", tmp_path / "b")
     command = builder.toolchain("cutlass").command(Path("x.cu"), Path("x"))
     assert "-lcuda" in command and f"-I{inc}" in command

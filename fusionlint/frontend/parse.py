@@ -34,6 +34,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from fusionlint.defaults import DEFAULT_STD
 from fusionlint.frontend import toolchain
 
 VIRTUAL_ROOT = "/__fusionlint__"
@@ -61,7 +62,7 @@ class ParseOptions:
     include_dirs: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
     extra_args: list[str] = field(default_factory=list)
-    std: str = "c++17"
+    std: str = DEFAULT_STD
     use_system_headers: bool = True
     pch_dir: str | None = None  # where precompiled preambles live; None: no PCH
 

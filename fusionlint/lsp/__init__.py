@@ -30,8 +30,10 @@ def add_arguments(p: argparse.ArgumentParser, positive_int) -> None:
                    help=f"check an edited buffer after SECONDS without another change (default: {DEFAULT_DEBOUNCE})")
     p.add_argument("-j", "--jobs", type=positive_int, metavar="N",
                    help="buffers checked at a time, each in a child process (default: all cores)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                   help="give up on a buffer after SECONDS, reported as FL000 (default: 120; 0: no limit)")
+    from fusionlint.defaults import CHECK_TIMEOUT
+
+    p.add_argument("--timeout", type=float, default=float(CHECK_TIMEOUT), metavar="SECONDS",
+                   help=f"give up on a buffer after SECONDS, reported as FL000 (default: {CHECK_TIMEOUT}; 0: no limit)")
     p.add_argument("--arch", type=_arch, metavar="ARCH", help="target architecture of the rules (as for check)")
     p.add_argument("--ruleset", action="append", metavar="FILE", help="add a ruleset file (repeatable)")
     p.add_argument("--support-table", metavar="FILE", help="the measured cuBLASLt support table FL127 checks against")

@@ -40,20 +40,13 @@ from fusionlint.findings import Finding
 from fusionlint.findings import not_checked as _not_checked
 from fusionlint.prefilter import Prefilter
 
-# What ``check.Checker`` reads from its arguments, and the defaults of ``fusionlint check``.
-CHECK_DEFAULTS = dict(
-    include=None, define=None, std=None, no_system_headers=False, arch=None, ruleset=None, only_rulesets=False,
-    support_table=None, select=None, ignore=None, extend_select=None, per_file_ignores=None, exclude=None,
-    compile_commands=None, verbose=False, no_cache=False, cache_dir=None, no_pch=False, no_prefilter=False,
-    baseline=None, update_baseline=False, output_format=None, output_file=None, show_source=False,
-    statistics=False, exit_zero=False)
 
+def check_args(args: argparse.Namespace):
+    """The server's options as ``check``'s (``options.CheckOptions``; the ones the server does not
+    take at check's defaults)."""
+    from fusionlint.run.options import check_options
 
-def check_args(args: argparse.Namespace) -> argparse.Namespace:
-    """The server's options as the arguments of ``check`` (the missing ones at their defaults)."""
-    values = dict(CHECK_DEFAULTS)
-    values.update({k: v for k, v in vars(args).items() if k in CHECK_DEFAULTS})
-    return argparse.Namespace(**values)
+    return check_options(args)
 
 
 def content_hash(text: str) -> str:
@@ -86,7 +79,7 @@ class BufferPrefilter(Prefilter):
         return super()._scan(path)
 
 
-def new_checker(args: argparse.Namespace, path: Path, data: bytes):
+def new_checker(args, path: Path, data: bytes):
     """A ``check.Checker`` for one check of a buffer: the configuration and compilation database
     read afresh (as ``run_check`` does for each run), the pre-filter over the buffer."""
     from fusionlint.run import compile_db, config
@@ -252,7 +245,7 @@ class BackgroundChecks:
     """Checks of buffers in forked children, each cancellable (see the module's docstring)."""
 
     def __init__(self, args: argparse.Namespace, jobs: int, timeout: float | None) -> None:
-        self.args = check_args(args)
+        self.args = check_args(args)  # options.CheckOptions
         self.timeout = timeout or None
         self.slots = asyncio.Semaphore(max(1, jobs))
         self.stats: Counter = Counter()

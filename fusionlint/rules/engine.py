@@ -16,6 +16,7 @@ from __future__ import annotations
 import string
 from typing import Any
 
+from fusionlint.defaults import DEFAULT_ARCH
 from fusionlint.model.cutlass_facts import CutlassGemm, Param
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, FileFacts
 from fusionlint.findings import (
@@ -454,7 +455,7 @@ def _finding(rule: Rule, view: dict[str, Any], at: Loc, related: tuple[Related, 
                    related=related)
 
 
-def run_rules(rules: list[Rule], facts: FileFacts, arch: str = "sm_90", model: ApiModel | None = None,
+def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, model: ApiModel | None = None,
               support: SupportTable | None = None, undecided: list[Undecided] | None = None) -> list[Finding]:
     """The findings of ``rules`` on ``facts``; with a measured ``support`` table, also FL127 for
     each cuBLASLt GEMM that no other rule found an error in. With an ``undecided`` list, each

@@ -14,7 +14,6 @@ number of workers, notes and findings come out in file order.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import sys
@@ -24,6 +23,7 @@ from functools import cached_property
 from pathlib import Path
 
 from fusionlint.run import cache, compile_db, config
+from fusionlint.run.options import CheckOptions, file_options
 from fusionlint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
 from fusionlint.frontend.parse import CUDA_SUFFIXES, ParseOptions, build_args
@@ -36,11 +36,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:  # the selection, suppressions, baseline and reports are imported where they are used
     from fusionlint.rules.loader import Rule
     from fusionlint.decide.selection import Selection
-
-DEFAULT_ARCH, DEFAULT_STD = "sm_90", "c++17"
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_FILES = 100_000
-
 
 class Settings:
     """A directory's settings: its config file, rules, selection and excludes. The rules are named
@@ -85,14 +80,17 @@ class Prepared:
 
 
 class Checker:
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
+    """Each file's settings and what checking it takes (``prepare``), then its report (``report``),
+    for one run with the options ``opts``."""
+
+    def __init__(self, opts: CheckOptions) -> None:
+        self.opts = opts
         self.cwd = Path.cwd()
         self.cache: cache.Cache | None = None
-        if not getattr(args, "no_cache", False):
-            self.cache = cache.Cache(Path(args.cache_dir) if getattr(args, "cache_dir", None) else cache.default_dir())
-        self.use_pch = self.cache is not None and not getattr(args, "no_pch", False)
-        self.prefilter = None if getattr(args, "no_prefilter", False) else Prefilter()
+        if not opts.no_cache:
+            self.cache = cache.Cache(Path(opts.cache_dir) if opts.cache_dir else cache.default_dir())
+        self.use_pch = self.cache is not None and not opts.no_pch
+        self.prefilter = None if opts.no_prefilter else Prefilter()
         self._settings: dict[Path | None, Settings] = {}
         self._parents: dict[str, Path] = {}
         self._arg_memo: dict[tuple, list[str]] = {}
@@ -104,12 +102,12 @@ class Checker:
         self.undecided: list = []  # findings.Undecided of the selected rules, in file order
         self.notes: list = []  # notes.Note: what the report formats show besides the findings
         self._library_missing: dict[str, list[str]] = {}  # file -> CUTLASS/CCCL headers found nowhere
-        self.db = compile_db.load(Path(args.compile_commands)) if args.compile_commands else None
+        self.db = compile_db.load(Path(opts.compile_commands)) if opts.compile_commands else None
         self.pfi = None
-        if args.per_file_ignores:
+        if opts.per_file_ignores:
             from fusionlint.decide import selection
 
-            self.pfi = selection.parse_per_file_ignores(args.per_file_ignores)
+            self.pfi = selection.parse_per_file_ignores(opts.per_file_ignores)
         self.settings(None)  # the command line's codes are checked (validate) even when no file is checked
 
     def settings(self, cfg: config.FileConfig | None) -> Settings:
@@ -123,24 +121,24 @@ class Checker:
         cuBLASLt version is a note, no table at all a note with ``-v``."""
         from fusionlint.run import support_select
 
-        a = self.args
-        explicit = getattr(a, "support_table", None) or (cfg.support_table if cfg else None)
+        a = self.opts
+        explicit = a.support_table or (cfg.support_table if cfg else None)
         version, where = (0, "")
         if not explicit:
-            includes = [*(a.include or ()), *(cfg.include_dirs if cfg else ())]
-            version, where = support_select.header_version(includes, not getattr(a, "no_system_headers", False))
+            includes = [*a.include, *(cfg.include_dirs if cfg else ())]
+            version, where = support_select.header_version(includes, not a.no_system_headers)
         choice = support_select.choose(explicit, version, where)
-        if choice.note and choice.note not in self._notes_said and (choice.path or getattr(a, "verbose", False)):
+        if choice.note and choice.note not in self._notes_said and (choice.path or a.verbose):
             self._notes_said.add(choice.note)
             print(f"fusionlint: note: {choice.note}", file=sys.stderr)
-        elif choice.path and getattr(a, "verbose", False) and choice.path not in self._notes_said:
+        elif choice.path and a.verbose and choice.path not in self._notes_said:
             self._notes_said.add(choice.path)
             print(f"fusionlint: note: FL127 checks against the support table {choice.path}", file=sys.stderr)
         return choice.path
 
     def _make_settings(self, cfg: config.FileConfig | None) -> Settings:
-        a = self.args
-        rules = rule_source((*(a.ruleset or ()), *(cfg.rulesets if cfg else ())), a.only_rulesets, self.cache,
+        a = self.opts
+        rules = rule_source((*a.ruleset, *(cfg.rulesets if cfg else ())), a.only_rulesets, self.cache,
                             self._support_table(cfg))
         if a.exclude is not None:
             exclude = tuple((g, self.cwd) for g in a.exclude)
@@ -152,22 +150,22 @@ class Checker:
         """The selection of a config (or of the command line alone), its codes checked against ``known``."""
         from fusionlint.decide import selection
 
-        a = self.args
+        a = self.opts
 
         def check(codes: tuple[str, ...] | list[str], where: str) -> tuple[str, ...]:
             return selection.check_codes(codes, known, where)
 
-        def pick(option: str, cli: list[str] | None, key: str) -> tuple[str, ...] | None:
-            """The command line's value, else the config's (None: neither gives one)."""
+        def pick(option: str, cli: tuple[str, ...] | None, value: tuple[str, ...] | None,
+                 key: str) -> tuple[str, ...] | None:
+            """The command line's value, else the config's (``value``; None: neither gives one)."""
             if cli is not None:
                 return check(cli, option)
-            value = getattr(cfg, key.replace("-", "_")) if cfg else None
             return None if value is None else check(value, f"{cfg.path}: {key}")
 
-        select = pick("--select", a.select, "select")
+        select = pick("--select", a.select, cfg.select if cfg else None, "select")
         select = ("FL",) if select is None else select
-        ignore = pick("--ignore", a.ignore, "ignore") or ()
-        extend = check(a.extend_select or [], "--extend-select") + \
+        ignore = pick("--ignore", a.ignore, cfg.ignore if cfg else None, "ignore") or ()
+        extend = check(a.extend_select, "--extend-select") + \
             (check(cfg.extend_select, f"{cfg.path}: extend-select") if cfg else ())
         if self.pfi is not None:
             pfi = tuple(selection.PerFileIgnore(g, self.cwd, check(c, "--per-file-ignores")) for g, c in self.pfi.items())
@@ -217,7 +215,7 @@ class Checker:
             self._noted.add(db.path)
             for note in db.notes:
                 print(f"fusionlint: note: {note}", file=sys.stderr)
-            if getattr(self.args, "verbose", False):  # flags fusionlint will not pass on (plugins, @files, ...)
+            if self.opts.verbose:  # flags fusionlint will not pass on (plugins, @files, ...)
                 for note in db.dropped:
                     print(f"fusionlint: note: {note}", file=sys.stderr)
         return db.lookup(path) or compile_db.CompileFlags()
@@ -228,23 +226,8 @@ class Checker:
 
     def options_and_arch_source(self, path: Path, s: Settings,
                                 real_parent: Path | None = None) -> tuple[ParseOptions, str, str]:
-        """The file's parse options, its target arch, and where the arch came from."""
-        a, cfg, flags = self.args, s.cfg, self._flags(path, real_parent)
-        options = ParseOptions(
-            include_dirs=[*(a.include or ()), *flags.include_dirs, *(cfg.include_dirs if cfg else ())],
-            defines=[*(cfg.defines if cfg else ()), *flags.defines, *(a.define or ())],
-            extra_args=list(flags.extra_args),
-            std=a.std or flags.std or (cfg.std if cfg else None) or DEFAULT_STD,
-            use_system_headers=not a.no_system_headers)
-        if a.arch:
-            arch, where = a.arch, "--arch"
-        elif flags.arch:
-            arch, where = flags.arch, flags.arch_from or "compile_commands.json"
-        elif cfg is not None and cfg.arch:
-            arch, where = cfg.arch, f"{cfg.path}: arch"
-        else:
-            arch, where = DEFAULT_ARCH, "the default"
-        return options, arch, where
+        """The file's parse options, its target arch, and where the arch came from (``options.file_options``)."""
+        return file_options(self.opts, s.cfg, self._flags(path, real_parent))
 
     def prepare(self, index: int, path: Path, exclude: bool = True) -> Prepared | None:
         """What checking ``path`` takes: nothing (excluded: None), nothing more (pre-filtered or
@@ -271,7 +254,7 @@ class Checker:
             return Prepared(path, s, cache.CachedResult([]), directives=self.prefilter.mentions_fusionlint(spath),
                             how="prefiltered")
         self._arch_uses.setdefault((arch, arch_from), s)
-        if getattr(self.args, "verbose", False):
+        if self.opts.verbose:
             print(f"fusionlint: note: {path}: arch {arch} (from {arch_from})", file=sys.stderr)
         key = content = None
         if self.cache is not None:
@@ -325,7 +308,7 @@ class Checker:
             self.notes.append(note)
             if note.detail:
                 self._library_missing[path] = [h for h in headers if notes.library_of(h)]
-            if not note.detail or getattr(self.args, "verbose", False):
+            if not note.detail or self.opts.verbose:
                 print(f"fusionlint: note: {note.text()}", file=sys.stderr)
 
     def finish_notes(self) -> None:
@@ -370,9 +353,9 @@ class Checker:
         return sorted(by_id.values(), key=lambda r: r.id)
 
 
-def output_format(args: argparse.Namespace) -> str:
-    if args.output_format:
-        return args.output_format
+def output_format(opts: CheckOptions) -> str:
+    if opts.output_format:
+        return opts.output_format
     github = os.environ.get("GITHUB_ACTIONS", "").strip().lower()
     return "github" if github not in ("", "0", "false") else "text"
 
@@ -404,24 +387,24 @@ def run_check_setup() -> None:
     compile_db.load.cache_clear()
 
 
-def run_check(args: argparse.Namespace, files: list[Path]) -> int:
+def run_check(opts: CheckOptions, files: list[Path]) -> int:
     run_check_setup()
-    if args.update_baseline and not args.baseline:
+    if opts.update_baseline and not opts.baseline:
         raise UsageError("--update-baseline needs --baseline FILE")
-    jobs = getattr(args, "jobs", None) or default_jobs()
-    timeout = getattr(args, "timeout", DEFAULT_TIMEOUT)
-    max_files = getattr(args, "max_files", DEFAULT_MAX_FILES)
+    jobs = opts.jobs or default_jobs()
+    timeout = opts.timeout
+    max_files = opts.max_files
     if max_files and len(files) > max_files:
         raise UsageError(f"{len(files)} source files to check (more than --max-files {max_files}): "
                          "name the project's source directories, or raise --max-files")
     from fusionlint.progress import Progress, wanted
 
-    with Progress(len(files), wanted(getattr(args, "quiet", False))) as progress:
-        return _run_check(args, files, jobs, timeout, progress)
+    with Progress(len(files), wanted(opts.quiet)) as progress:
+        return _run_check(opts, files, jobs, timeout, progress)
 
 
-def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: float, progress) -> int:
-    checker = Checker(args)
+def _run_check(opts: CheckOptions, files: list[Path], jobs: int, timeout: float, progress) -> int:
+    checker = Checker(opts)
     prepared: list[Prepared] = []
     for f in files:
         p = checker.prepare(len(prepared), f)
@@ -466,7 +449,7 @@ def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: 
         try:
             checker.validate()
             report_ready()
-            _import_report_modules(args)
+            _import_report_modules(opts)
             on_outcome(one.outcome(on_tick=progress.tick if progress.enabled else None))
         finally:
             one.cancel()
@@ -484,24 +467,24 @@ def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: 
         checker.cache.evict()
     _write_stats(checker, prepared, tasks, outcomes)
     ordered = sorted(findings, key=lambda x: x.sort_key())
-    if args.update_baseline:
+    if opts.update_baseline:
         from fusionlint.decide import baseline
 
-        n = baseline.write(ordered, Path(args.baseline))
-        print(f"fusionlint: recorded {n} finding(s) in {args.baseline}", file=sys.stderr)
+        n = baseline.write(ordered, Path(opts.baseline))
+        print(f"fusionlint: recorded {n} finding(s) in {opts.baseline}", file=sys.stderr)
         return EXIT_CLEAN
-    if args.baseline:
+    if opts.baseline:
         from fusionlint.decide import baseline
 
-        ordered = baseline.filter_new(ordered, Path(args.baseline))
-    fmt = output_format(args)
-    color = fmt == "text" and not args.output_file and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        ordered = baseline.filter_new(ordered, Path(opts.baseline))
+    fmt = output_format(opts)
+    color = fmt == "text" and not opts.output_file and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     from fusionlint.paths import project_root
     from fusionlint.report import ReportContext, render
 
-    ctx = ReportContext(project_root(), checked, checker.all_rules(), args.show_source, color, checker.notes)
+    ctx = ReportContext(project_root(), checked, checker.all_rules(), opts.show_source, color, checker.notes)
     out = render(fmt, ordered, ctx)
-    if args.statistics:
+    if opts.statistics:
         from fusionlint.report.text import format_statistics
 
         stats = format_statistics(ordered)
@@ -511,20 +494,20 @@ def _run_check(args: argparse.Namespace, files: list[Path], jobs: int, timeout: 
             sys.stderr.write(stats)
     from fusionlint.report import write_output
 
-    write_output(args.output_file, out)
-    _summary(args, fmt, len(checked), len(ordered), checker.undecided)
+    write_output(opts.output_file, out)
+    _summary(opts, fmt, len(checked), len(ordered), checker.undecided)
     if checked and failed == len(checked):
         return EXIT_ERROR
-    if args.exit_zero:
+    if opts.exit_zero:
         return EXIT_CLEAN
     return EXIT_FINDINGS if any(x.severity in ("error", "warning") for x in ordered) else EXIT_CLEAN
 
 
-def _summary(args: argparse.Namespace, fmt: str, files: int, findings: int, undecided: list) -> None:
+def _summary(opts: CheckOptions, fmt: str, files: int, findings: int, undecided: list) -> None:
     """Text output on a terminal (not with ``--quiet``) or with ``-v``: the checks unknown values
     left undecided (their list with ``-v``) and a summary line, on stderr."""
-    verbose = getattr(args, "verbose", False)
-    if fmt != "text" or not (verbose or (sys.stderr.isatty() and not getattr(args, "quiet", False))):
+    verbose = opts.verbose
+    if fmt != "text" or not (verbose or (sys.stderr.isatty() and not opts.quiet)):
         return
     from fusionlint.report.text import format_summary, format_undecided
 
@@ -534,16 +517,16 @@ def _summary(args: argparse.Namespace, fmt: str, files: int, findings: int, unde
     sys.stderr.write(format_summary(files, findings, len(unique), verbose))
 
 
-def _import_report_modules(args: argparse.Namespace) -> None:
+def _import_report_modules(opts: CheckOptions) -> None:
     """What reporting needs, imported while a single file's child parses."""
     import importlib
 
     from fusionlint.decide import suppress  # noqa: F401
 
-    module = {"json": "json_format"}.get(output_format(args), output_format(args))
+    module = {"json": "json_format"}.get(output_format(opts), output_format(opts))
     importlib.import_module(f"fusionlint.report.{module}")
 
-    if args.baseline:
+    if opts.baseline:
         from fusionlint.decide import baseline  # noqa: F401
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fusionlint.defaults import DEFAULT_ARCH
 from fusionlint.facts import extract
 from fusionlint.facts.extract import EXTRACTORS, SkipFile, extract_file
 from fusionlint.findings import Finding, not_checked
@@ -42,7 +43,7 @@ class FileResult:
 
 
 def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOptions,
-               arch: str = "sm_90") -> FileResult:
+               arch: str = DEFAULT_ARCH) -> FileResult:
     """The file's facts and findings. ``rules`` may be a ``RuleSource`` not read yet: it is read
     while libclang parses."""
     result = FileResult(str(path))

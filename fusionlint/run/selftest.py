@@ -16,9 +16,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fusionlint.defaults import DEFAULT_ARCH
 from fusionlint.frontend.parse import ParseOptions
 from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import Rule
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
+
+if TYPE_CHECKING:
+    from fusionlint.run.options import CheckOptions
 
 ANNOTATION = re.compile(r"//\s*(ruleid|ok):\s*(FL\d{3}(?:\s*,\s*FL\d{3})*)")
 
@@ -55,7 +61,7 @@ def annotations(text: str) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
     return want, forbid
 
 
-def check_fixture(path: Path, rules: list[Rule], options: ParseOptions, arch: str = "sm_90") -> FixtureResult:
+def check_fixture(path: Path, rules: list[Rule], options: ParseOptions, arch: str = DEFAULT_ARCH) -> FixtureResult:
     checked = check_file(path, rules, options, arch)
     return compare(path, checked.findings, checked.error)
 
@@ -99,17 +105,17 @@ def annotated_files(paths: list[Path]) -> list[Path]:
     return [f for f in files if ANNOTATION.search(f.read_text(encoding="utf-8", errors="replace"))]
 
 
-def run_test_rules(args, files: list[Path]) -> int:
+def run_test_rules(opts: CheckOptions, files: list[Path]) -> int:
     """``fusionlint test-rules``: every annotated fixture checked as ``check`` checks it, results
-    printed in file order; exit 1 when one fails. ``args``: check's options (the command line
-    fills in the ones test-rules does not take)."""
+    printed in file order; exit 1 when one fails. ``opts``: check's options (``options.check_options``
+    of test-rules' command line: the ones test-rules does not take are at check's defaults)."""
     from fusionlint.run import cache, check, workers
     from fusionlint.errors import EXIT_CLEAN, EXIT_FINDINGS
     from fusionlint.progress import Progress, wanted
 
     check.run_check_setup()
-    with Progress(len(files), wanted(args.quiet), what="fixtures") as progress:
-        checker = check.Checker(args)
+    with Progress(len(files), wanted(opts.quiet), what="fixtures") as progress:
+        checker = check.Checker(opts)
         prepared = []
         for f in files:
             prepared.append(checker.prepare(len(prepared), f, exclude=False))
@@ -143,7 +149,7 @@ def run_test_rules(args, files: list[Path]) -> int:
             print_ready()
 
         print_ready()
-        workers.run_tasks(tasks, getattr(args, "jobs", None) or check.default_jobs(), args.timeout or None,
+        workers.run_tasks(tasks, opts.jobs or check.default_jobs(), opts.timeout or None,
                           str(checker.cache.root) if checker.cache else None, on_outcome,
                           on_start=lambda t: progress.started(t.path),
                           on_tick=progress.tick if progress.enabled else None)

@@ -41,7 +41,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fusionlint.defaults import DEFAULT_ARCH, VERIFY_ARCH
 from fusionlint.evidence import harness
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
+
+if TYPE_CHECKING:
+    from fusionlint.run.options import VerifyOptions
 
 CUDA_ROOTS = ("/usr/local/cuda",)  # looked at after PATH and $CUDA_HOME/$CUDA_PATH/$CUDA_ROOT
 NOT_JUDGED = {"FL000", "FL001"}
@@ -277,7 +283,7 @@ def analyse_file(path: str, include_dirs: list[str], defines: list[str], std: st
     return [asdict(u) for u in units], note
 
 
-def units_of_facts(facts, text: str, rules, options, arch: str = "sm_90") -> list[Unit]:
+def units_of_facts(facts, text: str, rules, options, arch: str = DEFAULT_ARCH) -> list[Unit]:
     """The configurations of one file's facts, each with its own findings and its probe."""
     from fusionlint.evidence import probegen, probegen_cutlass
 
@@ -405,19 +411,19 @@ class _Builder:
     """Writes probes and builds them while the other files are still being linted; identical probes
     build once. Build and run are the evidence harness's (harness.build, harness.run_built)."""
 
-    def __init__(self, args, nvcc: str, jobs: int, probe_dir: Path, bin_dir: Path):
-        self.args, self.nvcc, self.probe_dir, self.bin_dir = args, nvcc, probe_dir, bin_dir
+    def __init__(self, opts: VerifyOptions, nvcc: str, jobs: int, probe_dir: Path, bin_dir: Path):
+        self.opts, self.nvcc, self.probe_dir, self.bin_dir = opts, nvcc, probe_dir, bin_dir
         self.pool = cf.ThreadPoolExecutor(jobs)
         self.toolchains: dict[str, harness.Toolchain] = {}
         self.builds: dict[str, tuple[Path, cf.Future]] = {}
-        self.deadline = time.monotonic() + args.time_limit if getattr(args, "time_limit", None) else None
+        self.deadline = time.monotonic() + opts.time_limit if opts.time_limit else None
 
     def toolchain(self, library: str) -> harness.Toolchain:
         if library not in self.toolchains:
-            args = self.args
-            user = list(args.include or [])
-            arch = args.arch if args.arch.startswith("sm_") else "sm_90a"
-            common = dict(nvcc=self.nvcc, arch=arch, build_timeout=args.timeout, run_timeout=max(60, args.timeout // 2))
+            opts = self.opts
+            user = list(opts.include)
+            arch = opts.arch if opts.arch.startswith("sm_") else VERIFY_ARCH
+            common = dict(nvcc=self.nvcc, arch=arch, build_timeout=opts.timeout, run_timeout=max(60, opts.timeout // 2))
             if library == "cublaslt":
                 inc, libs, link = find_cublas([])
                 self.toolchains[library] = harness.Toolchain(include_dirs=list(dict.fromkeys(user + inc)),
@@ -461,7 +467,7 @@ class _Builder:
         if self._left() < tc.build_timeout:
             tc = dataclasses.replace(tc, build_timeout=int(self._left()))
         rc, log = harness.build(path, harness._exe(path, self.bin_dir), tc)
-        if self.args.verbose:
+        if self.opts.verbose:
             print(f"fusionlint verify: built {path.name}: rc={rc} in {time.monotonic() - start:.0f}s", file=sys.stderr,
                   flush=True)
         return rc, log
@@ -478,7 +484,7 @@ def _mentions_cutlass(path: Path) -> bool:
         return False
 
 
-def run_verify(args, files: list[Path]) -> int:
+def run_verify(opts: VerifyOptions, files: list[Path]) -> int:
     from fusionlint.evidence import probegen, probegen_cutlass
     from fusionlint.rules.loader import load_rules
 
@@ -495,13 +501,14 @@ def run_verify(args, files: list[Path]) -> int:
     if not cap.startswith("9."):
         raise Missing(f"a Hopper GPU (compute capability 9.x; this one is {gpu}): the rules are for sm_90")
 
-    rules = load_rules(args.ruleset)
+    rules = load_rules(list(opts.ruleset) or None)
     kinds = recorded_kinds(rules)
-    jobs = max(1, args.jobs or os.cpu_count() or 1)
-    work = [(str(f), list(args.include or []), list(args.define or []), args.std or "c++17",
-             not args.no_system_headers, args.arch, list(args.ruleset or [])) for f in files]
+    jobs = max(1, opts.jobs or os.cpu_count() or 1)
+    options = opts.parse_options()
+    work = [(str(f), options.include_dirs, options.defines, options.std, options.use_system_headers, opts.arch,
+             list(opts.ruleset)) for f in files]
     slow_first = sorted(range(len(work)), key=lambda i: not _mentions_cutlass(files[i]))
-    keep = Path(args.keep) if args.keep else None
+    keep = Path(opts.keep) if opts.keep else None
     units: list[Unit] = []
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="fusionlint-verify-") as tmp:
@@ -511,11 +518,11 @@ def run_verify(args, files: list[Path]) -> int:
             d.mkdir(parents=True, exist_ok=True)
         shutil.copy(probegen.probe_header(), probe_dir / probegen.probe_header().name)
         shutil.copy(probegen_cutlass.probe_header(), probe_dir / probegen_cutlass.HEADER)
-        builder = _Builder(args, nvcc, jobs, probe_dir, bin_dir)
+        builder = _Builder(opts, nvcc, jobs, probe_dir, bin_dir)
         try:
             # Lint file by file (in parallel); with every configuration wanted, each file's probes start
             # building as soon as the file is linted.
-            pipelined = not args.config
+            pipelined = not opts.config
             per_file: dict[int, list[Unit]] = {}
             if jobs == 1 or len(work) == 1:
                 lint_results = ((i, analyse_file(*w)) for i, w in enumerate(work))
@@ -526,7 +533,7 @@ def run_verify(args, files: list[Path]) -> int:
                 lint_results = ((futures[f], f.result()) for f in cf.as_completed(futures))
             try:
                 for i, (dicts, note) in lint_results:
-                    if args.verbose:
+                    if opts.verbose:
                         print(f"fusionlint verify: linted {work[i][0]}: {len(dicts)} configurations", file=sys.stderr,
                               flush=True)
                     per_file[i] = [Unit(**d) for d in dicts]
@@ -542,18 +549,18 @@ def run_verify(args, files: list[Path]) -> int:
             units = [u for i in sorted(per_file) for u in per_file[i]]
             for n, u in enumerate(units, 1):
                 u.index = n
-            if args.config:
-                bad = sorted(n for n in set(args.config) if not 1 <= n <= len(units))
+            if opts.config:
+                bad = sorted(n for n in set(opts.config) if not 1 <= n <= len(units))
                 if bad:
                     raise VerifyUsageError(f"--config {bad[0]}: there are {len(units)} configurations")
-                units = [u for u in units if u.index in set(args.config)]
+                units = [u for u in units if u.index in set(opts.config)]
                 for u in units:
                     builder.add(u)
             if not units:
                 print("fusionlint verify: no GEMM configurations found", file=sys.stderr)
                 return 0
             print(f"fusionlint verify: {len(units)} configurations in {len({u.path for u in units})} files, "
-                  f"{len(builder.builds)} distinct probes ({jobs} jobs, {args.timeout}s a build) on {gpu}",
+                  f"{len(builder.builds)} distinct probes ({jobs} jobs, {opts.timeout}s a build) on {gpu}",
                   file=sys.stderr)
             tc = next(iter(builder.toolchains.values()), harness.Toolchain(nvcc=nvcc, link=[]))
             info = harness.machine(Path(tmp), builder.toolchains.get("cublaslt", tc))
@@ -579,10 +586,10 @@ def run_verify(args, files: list[Path]) -> int:
     lines.append(f"machine: {machine or gpu}")
     lines.append(summary)
     print("\n".join(lines))
-    if args.json:
+    if opts.json:
         record = {"machine": info, "summary": summary_counts(units),
                   "configurations": [_unit_record(u) for u in units], "notes": notes}
-        Path(args.json).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        Path(opts.json).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return exit_status(units)
 
 

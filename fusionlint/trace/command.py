@@ -18,6 +18,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from fusionlint.defaults import DEFAULT_ARCH
 from fusionlint.errors import InputError
 from fusionlint.findings import Finding, Related
 
@@ -42,8 +43,8 @@ def add_arguments(p: argparse.ArgumentParser, arch_type) -> None:
                         "(the same facts and attribute writes) names its line (repeatable)")
     p.add_argument("--log-dir", metavar="DIR",
                    help="with a command: write its cuBLASLt logs to DIR and keep them (default: a temporary directory)")
-    p.add_argument("--arch", type=arch_type, default="sm_90", metavar="ARCH",
-                   help="architecture of the rules (default: sm_90; the GPU the log was recorded on)")
+    p.add_argument("--arch", type=arch_type, default=DEFAULT_ARCH, metavar="ARCH",
+                   help=f"architecture of the rules (default: {DEFAULT_ARCH}; the GPU the log was recorded on)")
     p.add_argument("--ruleset", action="append", metavar="FILE", help="add a ruleset file (repeatable)")
     p.add_argument("--support-table", metavar="FILE",
                    help="the measured support table FL127 checks against (default: the one for the cuBLASLt "

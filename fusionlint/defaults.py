@@ -1,0 +1,13 @@
+"""The defaults of fusionlint's options, in one place: the front end's C++ standard, the rules'
+target architecture, the time limits and the file limit of the commands. Imports nothing, so
+that every layer can use them (``ParseOptions``, the rules' engine, the command line, ``run/``)."""
+from __future__ import annotations
+
+DEFAULT_STD = "c++17"  # -std of a file whose command line, compilation database and config name none
+DEFAULT_ARCH = "sm_90"  # the rules' target architecture when neither --arch, the database nor a config names one
+VERIFY_ARCH = "sm_90a"  # what ``verify`` builds its probes for (CUTLASS's sm_90 kernels need the "a" features)
+
+CHECK_TIMEOUT = 120  # seconds per file (check, the language server); 0: none
+ISOLATED_TIMEOUT = 600  # seconds per file: facts, graph and probe (a forked child each), test-rules' default
+VERIFY_BUILD_TIMEOUT = 600  # seconds per probe build of ``verify``
+MAX_FILES = 100_000  # check refuses more files than this (--max-files; 0: no limit)
