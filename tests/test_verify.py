@@ -496,6 +496,28 @@ def test_verify_reports_agreement_with_stand_ins_apart(tmp_path: Path, monkeypat
         in capsys.readouterr().out
 
 
+def test_verify_lints_several_files_in_checks_workers(tmp_path: Path, monkeypatch, capsys) -> None:
+    """With -j N and several files the lint side runs in check's worker processes (workers.run_tasks):
+    the same report as -j 1; a file whose worker crashes is a note, and the other files go on."""
+    fake_machine(tmp_path, monkeypatch)
+    user = tmp_path / "user"
+    (user / "rules").mkdir(parents=True)
+    shutil.copy(probegen.probe_header(), user / "probe.h")
+    for name in ("FL117_transc_n_ok.cpp", "FL117_transc_t.cpp"):
+        shutil.copy(RULES / name, user / "rules" / name)
+    monkeypatch.chdir(user)
+    assert main(["verify", "rules", "-j", "1", "--no-system-headers"]) == 1
+    one = capsys.readouterr().out
+    assert main(["verify", "rules", "-j", "2", "--no-system-headers"]) == 1
+    assert capsys.readouterr().out == one and "2 configurations:" in one
+    real = verify.analyse_file
+    monkeypatch.setattr(verify, "analyse_file", lambda path, *rest: os.abort() if "_t.cpp" in path else real(path, *rest))
+    assert main(["verify", "rules", "-j", "2", "--no-system-headers"]) == 0  # the clean one agrees
+    out = capsys.readouterr().out
+    assert "note: rules/FL117_transc_t.cpp: not checked: the parser crashed (SIGABRT)" in out
+    assert "1 configurations: 1 agree" in out
+
+
 def test_unresolved_attribute_writes_are_named_stand_ins() -> None:
     """An attribute write whose value did not resolve is not replayed (the probe runs the library
     default): a stand-in, named, not a silent difference."""

@@ -73,10 +73,16 @@ def _cutlass_dirs(cuda: list[Path]) -> list[Path]:
     return found
 
 
+def find_header_dirs() -> HeaderDirs:
+    """The real header directories on this machine, looked up now (``discover`` remembers them for
+    the front end; ``verify`` and ``calibrate`` look once per run, for the probes they build)."""
+    cuda = _cuda_dirs()
+    return HeaderDirs(cuda=tuple(cuda), cublas=tuple(_cublas_dirs(cuda)), cutlass=tuple(_cutlass_dirs(cuda)))
+
+
 @lru_cache(maxsize=None)
 def discover(use_system: bool = True) -> HeaderDirs:
     """Real header directories found on this machine (none when ``use_system`` is false)."""
     if not use_system:
         return HeaderDirs(notes=("system headers disabled: fusionlint stand-ins only",))
-    cuda = _cuda_dirs()
-    return HeaderDirs(cuda=tuple(cuda), cublas=tuple(_cublas_dirs(cuda)), cutlass=tuple(_cutlass_dirs(cuda)))
+    return find_header_dirs()

@@ -30,7 +30,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import json
-import multiprocessing
 import os
 import re
 import shutil
@@ -107,8 +106,7 @@ def find_cublas(extra_lib_dirs: list[str]) -> tuple[list[str], list[str], list[s
     headers (CUDA toolkit, then the nvidia-cublas wheel); raises Missing."""
     from fusionlint.frontend import toolchain
 
-    cuda = toolchain._cuda_dirs()
-    includes = toolchain._cublas_dirs(cuda)
+    includes = list(toolchain.find_header_dirs().cublas)
     if not includes:
         raise Missing("the cuBLAS headers (cublasLt.h: not in the CUDA toolkit or the nvidia-cublas package)")
     candidates = [Path(d) for d in extra_lib_dirs] + [d for inc in includes for d in _lib_dirs_of(inc)]
@@ -132,7 +130,7 @@ def find_cutlass(include_dirs: list[str]) -> list[str]:
     then the nvidia-cutlass package); raises Missing."""
     from fusionlint.frontend import toolchain
 
-    dirs = [Path(d) for d in include_dirs] + list(toolchain._cutlass_dirs(toolchain._cuda_dirs()))
+    dirs = [Path(d) for d in include_dirs] + list(toolchain.find_header_dirs().cutlass)
     core = next((d for d in dirs if (d / "cutlass" / "cutlass.h").is_file()), None)
     util = next((d for d in dirs if (d / "cutlass" / "util" / "packed_stride.hpp").is_file()), None)
     if core is None:
@@ -262,14 +260,12 @@ def _relint(unit: Unit, rules, options, arch: str, header: Path) -> None:
         unit.verdict_from = "probe"
 
 
-def analyse_file(path: str, include_dirs: list[str], defines: list[str], std: str, system_headers: bool,
-                 arch: str, rulesets: list[str]) -> tuple[list[dict], str]:
-    """Every configuration of one file as Unit dicts (probe source included); picklable for a pool."""
-    from fusionlint.frontend.parse import ParseOptions
+def analyse_file(path: str, options, arch: str, rulesets: list[str]) -> tuple[list[dict], str]:
+    """Every configuration of one file as Unit dicts (probe source included), and a note on what
+    could not be checked (empty: none)."""
     from fusionlint.facts.extract import SkipFile, extract_file
     from fusionlint.rules.loader import load_rules
 
-    options = ParseOptions(include_dirs=include_dirs, defines=defines, std=std, use_system_headers=system_headers)
     rules = load_rules(rulesets or None)
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -281,6 +277,47 @@ def analyse_file(path: str, include_dirs: list[str], defines: list[str], std: st
     units = units_of_facts(facts, text, rules, options, arch)
     note = f"{path}: part not checked: {'; '.join(facts.internal_errors)}" if facts.internal_errors else ""
     return [asdict(u) for u in units], note
+
+
+@dataclass
+class LintTask:
+    """One file for the lint side, in ``workers.run_tasks``'s pool (or in this process)."""
+
+    index: int  # in the command line's file order
+    path: Path
+    options: object  # ParseOptions
+    arch: str
+    rulesets: list[str]
+
+
+@dataclass
+class Linted:
+    """A file's configurations (``Unit`` dicts) and its note, back from a worker."""
+
+    index: int
+    units: list[dict]
+    note: str
+    raised: Exception | None = None  # what the lint raised in the worker (raised again here)
+
+
+def lint_task(task: LintTask) -> Linted:
+    units, note = analyse_file(str(task.path), task.options, task.arch, task.rulesets)
+    return Linted(task.index, units, note)
+
+
+def lint_in_worker(task: LintTask, _cache_dir: str | None) -> Linted:
+    """What a worker does with a ``LintTask`` (``run_tasks``'s ``work``): an exception comes back
+    with the result, for this process to raise (as when the file is linted here)."""
+    try:
+        return lint_task(task)
+    except Exception as exc:  # noqa: BLE001 - raised again in the main process
+        return Linted(task.index, [], "", exc)
+
+
+def lint_failed(task: LintTask, reason: str, _seconds: float) -> Linted:
+    """A file whose worker crashed (libclang) or ran past a time limit: not checked, as any other
+    file that could not be, and the other files go on (``run_tasks``'s ``failed``)."""
+    return Linted(task.index, [], f"{task.path}: not checked: {reason}")
 
 
 def units_of_facts(facts, text: str, rules, options, arch: str = DEFAULT_ARCH) -> list[Unit]:
@@ -504,10 +541,7 @@ def run_verify(opts: VerifyOptions, files: list[Path]) -> int:
     rules = load_rules(list(opts.ruleset) or None)
     kinds = recorded_kinds(rules)
     jobs = max(1, opts.jobs or os.cpu_count() or 1)
-    options = opts.parse_options()
-    work = [(str(f), options.include_dirs, options.defines, options.std, options.use_system_headers, opts.arch,
-             list(opts.ruleset)) for f in files]
-    slow_first = sorted(range(len(work)), key=lambda i: not _mentions_cutlass(files[i]))
+    tasks = [LintTask(i, f, opts.parse_options(), opts.arch, list(opts.ruleset)) for i, f in enumerate(files)]
     keep = Path(opts.keep) if opts.keep else None
     units: list[Unit] = []
     notes: list[str] = []
@@ -524,28 +558,30 @@ def run_verify(opts: VerifyOptions, files: list[Path]) -> int:
             # building as soon as the file is linted.
             pipelined = not opts.config
             per_file: dict[int, list[Unit]] = {}
-            if jobs == 1 or len(work) == 1:
-                lint_results = ((i, analyse_file(*w)) for i, w in enumerate(work))
-                pool = None
-            else:
-                pool = cf.ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn"))
-                futures = {pool.submit(analyse_file, *work[i]): i for i in slow_first}
-                lint_results = ((futures[f], f.result()) for f in cf.as_completed(futures))
-            try:
-                for i, (dicts, note) in lint_results:
-                    if opts.verbose:
-                        print(f"fusionlint verify: linted {work[i][0]}: {len(dicts)} configurations", file=sys.stderr,
-                              flush=True)
-                    per_file[i] = [Unit(**d) for d in dicts]
-                    for k, u in enumerate(per_file[i]):
-                        u.index = i * 10000 + k + 1  # provisional, for unique probe names
-                        if pipelined:
-                            builder.add(u)
-                    if note:
-                        notes.append(note)
-            finally:
-                if pool is not None:
-                    pool.shutdown(cancel_futures=True)
+
+            def linted(r: Linted) -> None:
+                if r.raised is not None:
+                    raise r.raised
+                i = r.index
+                if opts.verbose:
+                    print(f"fusionlint verify: linted {tasks[i].path}: {len(r.units)} configurations", file=sys.stderr,
+                          flush=True)
+                per_file[i] = [Unit(**d) for d in r.units]
+                for k, u in enumerate(per_file[i]):
+                    u.index = i * 10000 + k + 1  # provisional, for unique probe names
+                    if pipelined:
+                        builder.add(u)
+                if r.note:
+                    notes.append(r.note)
+
+            if jobs == 1 or len(tasks) == 1:
+                for t in tasks:
+                    linted(lint_task(t))
+            else:  # check's worker processes, CUTLASS files (the slow ones) first
+                from fusionlint.run import workers
+
+                slow_first = sorted(tasks, key=lambda t: not _mentions_cutlass(t.path))
+                workers.run_tasks(slow_first, jobs, None, None, linted, work=lint_in_worker, failed=lint_failed)
             units = [u for i in sorted(per_file) for u in per_file[i]]
             for n, u in enumerate(units, 1):
                 u.index = n

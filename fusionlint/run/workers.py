@@ -154,7 +154,7 @@ def _become_worker() -> None:
     parse._index.cache_clear()  # never share the parent's libclang index
 
 
-def _worker_main(conn, cache_dir: str | None) -> None:
+def _worker_main(conn, cache_dir: str | None, work: Callable[[Task, str | None], object] = run_task) -> None:
     _become_worker()
     while True:
         try:
@@ -163,14 +163,14 @@ def _worker_main(conn, cache_dir: str | None) -> None:
             break
         if task is None:
             break
-        conn.send(run_task(task, cache_dir))
+        conn.send(work(task, cache_dir))
     conn.close()
 
 
 class _Worker:
-    def __init__(self, ctx, cache_dir: str | None) -> None:
+    def __init__(self, ctx, cache_dir: str | None, work: Callable[[Task, str | None], object] = run_task) -> None:
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, cache_dir), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, cache_dir, work), daemon=True)
         self.proc.start()
         child.close()
         self.task: Task | None = None
@@ -209,11 +209,19 @@ def _signal_name(code: int | None) -> str:
 
 def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir: str | None,
               on_outcome: Callable[[Outcome], None], on_start: Callable[[Task], None] | None = None,
-              on_tick: Callable[[], None] | None = None) -> None:
+              on_tick: Callable[[], None] | None = None, work: Callable[[Task, str | None], object] = run_task,
+              failed: Callable[[Task, str, float], object] | None = None) -> None:
     """Run every task in a pool of forked workers, calling ``on_outcome`` as each finishes (in
     completion order), ``on_start`` as each is handed to a worker, and ``on_tick`` every
     ``TICK`` seconds while waiting (the progress line's clock). ``check`` starts a single file with
-    :class:`OneFile` instead (before reading the rules)."""
+    :class:`OneFile` instead (before reading the rules).
+
+    ``work(task, cache_dir)`` is what a worker does with a task (``run_task``: check the file), and
+    ``failed(task, reason, seconds)`` the outcome of a task whose worker crashed or ran past the
+    time limit (the file's FL000); another command gives its own (``verify`` lints each file's
+    configurations: a task there is any object with ``index`` and ``path``, and so is the outcome
+    with its ``index``)."""
+    failed = failed or _failed
     pending = deque(tasks)
     if not pending:
         return
@@ -222,7 +230,7 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
             task = pending.popleft()
             if on_start is not None:
                 on_start(task)
-            on_outcome(run_task(task, cache_dir))
+            on_outcome(work(task, cache_dir))
         return
     import multiprocessing as mp
     from multiprocessing.connection import wait
@@ -232,7 +240,7 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
     n = max(1, min(jobs, len(pending)))
     workers: list[_Worker] = []
     try:
-        workers = [_Worker(ctx, cache_dir) for _ in range(n)]
+        workers = [_Worker(ctx, cache_dir, work) for _ in range(n)]
         failures = 0
         while True:
             for i, w in enumerate(workers):
@@ -248,7 +256,7 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
                         failures += 1
                         if failures > 3 * n + 3:
                             raise RuntimeError("cannot start worker processes") from None
-                        workers[i] = _Worker(ctx, cache_dir)
+                        workers[i] = _Worker(ctx, cache_dir, work)
             busy = [w for w in workers if w.task is not None]
             if not busy:
                 if not pending:
@@ -277,18 +285,18 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
                         outcome = None
                     if outcome is None:
                         w.proc.join(5)
-                        outcome = _failed(task, f"the parser crashed ({_signal_name(w.proc.exitcode)}); "
-                                                "the other files were checked", elapsed)
+                        outcome = failed(task, f"the parser crashed ({_signal_name(w.proc.exitcode)}); "
+                                               "the other files were checked", elapsed)
                         replace = True
                 elif timeout and elapsed >= timeout:
-                    outcome = _failed(task, f"timed out after {timeout:g} s (--timeout)", elapsed)
+                    outcome = failed(task, f"timed out after {timeout:g} s (--timeout)", elapsed)
                     replace = True
                 if outcome is None:
                     continue
                 w.task = None
                 if replace:
                     w.stop(kill=True)
-                    workers[i] = _Worker(ctx, cache_dir) if pending else w
+                    workers[i] = _Worker(ctx, cache_dir, work) if pending else w
                 on_outcome(outcome)
             workers = [w for w in workers if w.proc.is_alive() or w.task is not None or pending]
             if not pending and all(w.task is None for w in workers):
