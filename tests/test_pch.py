@@ -34,11 +34,11 @@ def three_runs(path: Path, system: bool, pch_dir: Path):
     """Plain parse, then three with a PCH directory: noted, built and used, used."""
     rules = load_rules([])
     plain = check_file(path, rules, ParseOptions(use_system_headers=system))
-    plain_record = parse.last_unit_record
+    plain_record = plain.unit  # the parse's record: include closure, headers found nowhere, PCH
     runs = []
     for _ in range(3):
         r = check_file(path, rules, ParseOptions(use_system_headers=system, pch_dir=str(pch_dir)))
-        runs.append((r, parse.last_unit_record))
+        runs.append((r, r.unit))
     return plain, plain_record, runs
 
 
@@ -51,13 +51,13 @@ def test_same_results_with_and_without_pch(fixture: str, system: bool, tmp_path:
     path = FIXTURES / fixture
     plain, plain_record, runs = three_runs(path, system, tmp_path)
     assert plain.error is None and plain.facts is not None and plain.facts.configurations
-    assert [rec["pch"] for _, rec in runs] == [None, "used", "used"]
+    assert [rec.pch for _, rec in runs] == [None, "used", "used"]
     for r, rec in runs:
         assert r.error is None
         assert r.findings == plain.findings
         assert facts_json(r.facts) == facts_json(plain.facts)
         assert r.facts.missing_headers == plain.facts.missing_headers
-        assert sorted(rec["includes"]) == sorted(plain_record["includes"])
+        assert sorted(rec.includes) == sorted(plain_record.includes)
     assert len(list(tmp_path.glob("*.pch"))) == 1
 
 
@@ -104,10 +104,10 @@ def test_cuda_prelude_alone_is_shared(tmp_path: Path) -> None:
     aged(path)
     plain, plain_record, runs = three_runs(path, False, tmp_path / "pch")
     assert plain.facts.configurations
-    assert [rec["pch"] for _, rec in runs] == [None, "prelude", "prelude"]
+    assert [rec.pch for _, rec in runs] == [None, "prelude", "prelude"]
     for r, rec in runs:
         assert r.findings == plain.findings and facts_json(r.facts) == facts_json(plain.facts)
-        assert sorted(rec["includes"]) == sorted(plain_record["includes"])
+        assert sorted(rec.includes) == sorted(plain_record.includes)
 
 
 def test_changed_header_rebuilds_the_pch(tmp_path: Path) -> None:
@@ -122,11 +122,11 @@ def test_changed_header_rebuilds_the_pch(tmp_path: Path) -> None:
     codes = []
     for _ in range(2):
         r = check_file(src, rules, opts)
-        codes.append(([f.code for f in r.findings], parse.last_unit_record["pch"]))
+        codes.append(([f.code for f in r.findings], r.unit.pch))
     (tmp_path / "types.h").write_text("typedef int transa_t;\n")
     aged(tmp_path / "types.h")
     r = check_file(src, rules, opts)
-    codes.append(([f.code for f in r.findings], parse.last_unit_record["pch"]))
+    codes.append(([f.code for f in r.findings], r.unit.pch))
     assert codes == [(["FL100"], None), (["FL100"], "used"), ([], "used")]
     assert r.facts.attribute_sets[0].buffer_type == "transa_t"
 
@@ -172,7 +172,7 @@ def test_cutlass_instantiated_mode_same_with_pch(tmp_path: Path) -> None:
     path = FIXTURES.parent / "kernels_ref" / "cutlass" / "fp16_pingpong_1x1.cu"
     plain, _, runs = three_runs(path, True, tmp_path)
     assert plain.facts.cutlass and plain.facts.cutlass[0].mode == "instantiated"
-    assert [rec["pch"] for _, rec in runs][1:] == ["used", "used"]
+    assert [rec.pch for _, rec in runs][1:] == ["used", "used"]
     for r, _ in runs:
         assert r.findings == plain.findings and facts_json(r.facts) == facts_json(plain.facts)
 

@@ -16,6 +16,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from fusionlint.frontend.parse import UnitRecord
     from fusionlint.model.cublaslt_facts import FileFacts
 
 # What runs after the parse: imported while libclang parses (see extract_file), or up front by a
@@ -86,10 +87,13 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 
 def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object] | None = None,
-                 also_import: tuple[str, ...] = ()) -> FileFacts:
+                 also_import: tuple[str, ...] = (),
+                 on_parse: Callable[[UnitRecord], None] | None = None) -> FileFacts:
     """The file's facts. ``preload`` runs in a thread while libclang parses, and the modules named
     in ``also_import`` are imported there (``check_file`` reads the rules and imports their engine
-    that way when they have not been read yet)."""
+    that way when they have not been read yet). ``on_parse`` is given the parse's record (what the
+    result cache keeps: the include closure, the headers found nowhere, the arguments, the PCH) as
+    soon as libclang is done, before the readers run."""
     text = _read_text(path)
     alias = utf8_alias(path)  # a name libclang cannot take (not UTF-8) is parsed under an alias
     importer = _import_during_parse(text, preload, also_import)
@@ -98,6 +102,8 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
     finally:
         if importer is not None:
             importer.join()
+    if on_parse is not None:
+        on_parse(unit.record())
     from fusionlint.frontend import cublaslt
 
     facts = cublaslt.extract(unit, text)

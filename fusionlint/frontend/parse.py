@@ -67,6 +67,19 @@ class ParseOptions:
     pch_dir: str | None = None  # where precompiled preambles live; None: no PCH
 
 
+@dataclass(frozen=True)
+class UnitRecord:
+    """What the result cache keeps of a parse (``ParsedUnit.record``): the file libclang parsed,
+    the real files it read (include closure), the headers found nowhere, its arguments, and the
+    precompiled preamble it used (None, "used", "prelude")."""
+
+    path: str
+    includes: tuple[str, ...]
+    missing: tuple[str, ...]
+    args: tuple[str, ...]
+    pch: str | None = None
+
+
 @dataclass
 class ParsedUnit:
     path: Path
@@ -77,6 +90,10 @@ class ParsedUnit:
     header_mode: dict[str, str]
     includes: list[str] = field(default_factory=list)  # the real files the parse read (include closure)
     pch: str | None = None  # "used" when parsed with a precompiled preamble
+
+    def record(self) -> UnitRecord:
+        return UnitRecord(str(self.path), tuple(self.includes), tuple(self.missing_headers), tuple(self.args),
+                          self.pch)
 
     def main_file_errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity in ("error", "fatal") and d.path == str(self.path)]
@@ -232,14 +249,7 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
                           header_mode=mode, includes=_real_includes(tu))
     if options.pch_dir and text is not None and unit.pch != "used":
         _note_preamble(path, args, text, Path(options.pch_dir), unit)
-    global last_unit_record
-    last_unit_record = {"path": str(path), "includes": unit.includes, "missing": unit.missing_headers,
-                        "args": args, "pch": unit.pch}
     return unit
-
-
-# The last parse's include closure and missing headers, for the result cache (one file at a time).
-last_unit_record: dict | None = None
 
 
 _MENTIONS: dict[tuple[str, bytes], tuple[tuple[int, int, int], bool]] = {}  # (file, word) -> (stat, found)

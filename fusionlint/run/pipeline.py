@@ -14,7 +14,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from fusionlint.frontend.parse import ParseOptions
+    from fusionlint.frontend.parse import ParseOptions, UnitRecord
     from fusionlint.model.cublaslt_facts import FileFacts
     from fusionlint.rules.cached import RuleSource
     from fusionlint.rules.loader import Rule
@@ -39,7 +39,7 @@ class FileResult:
     skipped: str | None = None  # the file is not source code
     undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
     missing_headers: list[str] = field(default_factory=list)  # found nowhere: parsed as empty stand-ins
-
+    unit: UnitRecord | None = None  # the parse's record (None: no parse finished): what the result cache keeps
 
 
 def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOptions,
@@ -47,13 +47,17 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
     """The file's facts and findings. ``rules`` may be a ``RuleSource`` not read yet: it is read
     while libclang parses."""
     result = FileResult(str(path))
+
+    def parsed(record: UnitRecord) -> None:
+        result.unit = record
+
     try:
         from fusionlint.rules.cached import RuleSource
 
         source = rules if isinstance(rules, RuleSource) else None
         import fusionlint.run.cache  # noqa: F401 - before the parse's import thread starts (it may need it too)
         result.facts = extract_file(path, options, preload=source.preload if source is not None else None,
-                                    also_import=RULE_MODULES)
+                                    also_import=RULE_MODULES, on_parse=parsed)
         result.missing_headers = list(result.facts.missing_headers)
         from fusionlint.rules.engine import run_rules
 

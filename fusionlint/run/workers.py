@@ -93,10 +93,8 @@ def _rss_kb() -> tuple[int, int]:
 def run_task(task: Task, cache_dir: str | None) -> Outcome:
     """Check one file (in a worker, or in the main process) and store its result in the cache."""
     from fusionlint.run import cache, pipeline
-    from fusionlint.frontend import parse
 
     start = time.time()
-    parse.last_unit_record = None
     try:
         _test_hook(task.path)
         result = pipeline.check_file(task.path, task.rules, task.options, task.arch)
@@ -105,10 +103,10 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
         result.error = reason
         result.findings = [not_checked(task.path, reason)]
-    record = parse.last_unit_record
+    record = result.unit  # the parse's include closure and missing headers (None: no parse finished)
     out = Outcome(task.index, result.findings, result.error, result.skipped, time.time() - start)
     out.missing_headers = list(result.missing_headers)
-    out.pch = record.get("pch") if record else None
+    out.pch = record.pch if record else None
     out.undecided = list(result.undecided)
     if cache_dir and task.cache_key and result.error is None:
         try:
@@ -116,11 +114,11 @@ def run_task(task: Task, cache_dir: str | None) -> Outcome:
                 pass  # the file changed while it was checked
             elif result.skipped is not None and record is None:  # not source: decided from the bytes alone
                 out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, [], [], [], skipped=result.skipped)
-            elif result.skipped is None and record and record.get("path") == str(task.path):
-                deps = cache.dependencies(record["includes"], start)
+            elif result.skipped is None and record and record.path == str(task.path):
+                deps = cache.dependencies(list(record.includes), start)
                 if deps is not None:
-                    absent = cache.absent_candidates(record["missing"], str(task.path), record["args"],
-                                                     record["includes"])
+                    absent = cache.absent_candidates(list(record.missing), str(task.path), list(record.args),
+                                                     list(record.includes))
                     out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, result.findings, deps, absent,
                                                                     missing=result.missing_headers,
                                                                     undecided=result.undecided)
