@@ -16,6 +16,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from fusionlint.frontend.api import ApiData
     from fusionlint.frontend.parse import UnitRecord
     from fusionlint.model.cublaslt_facts import FileFacts
 
@@ -37,10 +38,10 @@ def import_extractors(names: tuple[str, ...] = EXTRACTORS) -> None:
 
 
 def _import_during_parse(text: str, preload: Callable[[], object] | None = None,
-                         also: tuple[str, ...] = ()) -> threading.Thread | None:
-    """Import the extractors (and call ``preload``: read the rules) in a thread while the main
-    thread parses (libclang releases the GIL while it parses, so this costs no wall time when a
-    core is free); None when there is nothing to do."""
+                         also: tuple[str, ...] = (), api: ApiData | None = None) -> threading.Thread | None:
+    """Import the extractors, read the API model (``api``'s, else the shipped one) and call
+    ``preload`` (read the rules) in a thread while the main thread parses (libclang releases the GIL
+    while it parses, so this costs no wall time when a core is free); None when there is nothing to do."""
     names = (*(EXTRACTORS if may_hold_cutlass(text) else CUBLASLT_EXTRACTORS), *also)
     if preload is None and all(name in sys.modules for name in names):
         return None
@@ -49,18 +50,25 @@ def _import_during_parse(text: str, preload: Callable[[], object] | None = None,
     import fusionlint.prefilter  # noqa: F401
     from fusionlint.frontend.parse import stand_in_headers
 
-    stand_in_headers()
-    thread = threading.Thread(target=_quiet_import, args=(names, preload), name="fusionlint-imports", daemon=True)
+    if api is not None:
+        api.stand_ins()
+    else:
+        stand_in_headers()
+    thread = threading.Thread(target=_quiet_import, args=(names, preload, api), name="fusionlint-imports",
+                              daemon=True)
     thread.start()
     return thread
 
 
-def _quiet_import(names: tuple[str, ...], preload: Callable[[], object] | None) -> None:
+def _quiet_import(names: tuple[str, ...], preload: Callable[[], object] | None, api: ApiData | None) -> None:
     try:
         import_extractors(names)
-        from fusionlint.frontend.api.model import load_model
+        if api is not None:
+            api.model()
+        else:
+            from fusionlint.frontend.api.model import load_model
 
-        load_model()
+            load_model()
         if preload is not None:
             preload()
     except BaseException:  # noqa: BLE001 - the main thread does it again and reports the error
@@ -87,18 +95,19 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 
 def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object] | None = None,
-                 also_import: tuple[str, ...] = (),
-                 on_parse: Callable[[UnitRecord], None] | None = None) -> FileFacts:
+                 also_import: tuple[str, ...] = (), on_parse: Callable[[UnitRecord], None] | None = None,
+                 api: ApiData | None = None) -> FileFacts:
     """The file's facts. ``preload`` runs in a thread while libclang parses, and the modules named
     in ``also_import`` are imported there (``check_file`` reads the rules and imports their engine
     that way when they have not been read yet). ``on_parse`` is given the parse's record (what the
     result cache keeps: the include closure, the headers found nowhere, the arguments, the PCH) as
-    soon as libclang is done, before the readers run."""
+    soon as libclang is done, before the readers run. ``api``: the stand-in headers and API model
+    to use (``frontend.api.ApiData``: ``check``'s copies from its cache), else the shipped ones."""
     text = _read_text(path)
     alias = utf8_alias(path)  # a name libclang cannot take (not UTF-8) is parsed under an alias
-    importer = _import_during_parse(text, preload, also_import)
+    importer = _import_during_parse(text, preload, also_import, api)
     try:
-        unit = parse_file(alias or path, options, text=text)
+        unit = parse_file(alias or path, options, text=text, stand_ins=api.stand_ins() if api is not None else None)
     finally:
         if importer is not None:
             importer.join()
@@ -106,7 +115,7 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
         on_parse(unit.record())
     from fusionlint.frontend import cublaslt
 
-    facts = cublaslt.extract(unit, text)
+    facts = cublaslt.extract(unit, text, api.model() if api is not None else None)
     if may_hold_cutlass(text):
         try:
             from fusionlint.frontend.cutlass import extract_cutlass

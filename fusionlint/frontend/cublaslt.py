@@ -343,11 +343,12 @@ def may_call_api(unit: ParsedUnit, text: str | None = None) -> bool:
     return closure_mentions(unit, API_PREFIX)
 
 
-def extract(unit: ParsedUnit, text: str | None = None) -> FileFacts:
+def extract(unit: ParsedUnit, text: str | None = None, model: ApiModel | None = None) -> FileFacts:
     """Run the interpreter over the main file and collect its cuBLASLt facts. ``text`` is the main
-    file's content (when given, a translation unit that cannot call cuBLASLt is not walked)."""
+    file's content (when given, a translation unit that cannot call cuBLASLt is not walked);
+    ``model``: the API model (default: the shipped one)."""
     main_path = str(unit.path)
-    handler = CublasLtHandler(load_model(), main_path)
+    handler = CublasLtHandler(model or load_model(), main_path)
     if may_call_api(unit, text):
         Interpreter(unit.tu, main_path, handler).run()
     configs = handler.finish()

@@ -28,6 +28,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -90,6 +91,7 @@ class ParsedUnit:
     header_mode: dict[str, str]
     includes: list[str] = field(default_factory=list)  # the real files the parse read (include closure)
     pch: str | None = None  # "used" when parsed with a precompiled preamble
+    stand_ins: Mapping[str, str] | None = None  # the stand-in headers it was parsed with (None: stand_in_headers())
 
     def record(self) -> UnitRecord:
         return UnitRecord(str(self.path), tuple(self.includes), tuple(self.missing_headers), tuple(self.args),
@@ -118,14 +120,11 @@ def _package_headers(subdir: str) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(base.iterdir()) if p.name.endswith(".h")}
 
 
-_cached_stand_ins: dict[str, str] | None = None  # from fusionlint's cache (use_stand_ins)
-
-
 @lru_cache(maxsize=1)
 def stand_in_headers() -> dict[str, str]:
-    """Header name -> text of every stand-in header fusionlint can supply."""
-    if _cached_stand_ins is not None:
-        return _cached_stand_ins
+    """Header name -> text of every stand-in header fusionlint can supply, made from the package's
+    headers and the API model (once per process). ``check`` gives the parse the copy its cache keeps
+    instead (``frontend.api.ApiData``, through ``parse_file``'s ``stand_ins``)."""
     from fusionlint.frontend.api.stubs import stub_headers
 
     headers: dict[str, str] = {}
@@ -133,15 +132,6 @@ def stand_in_headers() -> dict[str, str]:
     headers.update(_package_headers("cuda"))
     headers.update(stub_headers())
     return headers
-
-
-def use_stand_ins(headers: dict[str, str]) -> None:
-    """Use ``headers`` (what ``stand_in_headers()`` returned in an earlier process, kept in
-    fusionlint's cache under a key over fusionlint's own files) instead of generating them from
-    the API model again."""
-    global _cached_stand_ins
-    _cached_stand_ins = headers
-    stand_in_headers.cache_clear()
 
 
 @lru_cache(maxsize=1)
@@ -191,10 +181,17 @@ def _diagnostics(tu: ci.TranslationUnit) -> list[Diagnostic]:
     return out
 
 
-def _unsaved_base() -> list[tuple[str, str]]:
-    unsaved = [(f"{STUB_DIR}/{name}", body) for name, body in stand_in_headers().items()]
-    unsaved.append((PRELUDE, _prelude_text()))
-    return unsaved
+def _virtual_files(stand_ins: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The files fusionlint supplies to every parse, by their virtual path: the stand-in headers
+    (``stand_in_headers()`` unless given) and the CUDA prelude."""
+    files = {f"{STUB_DIR}/{name}": body for name, body in (stand_in_headers() if stand_ins is None
+                                                           else stand_ins).items()}
+    files[PRELUDE] = _prelude_text()
+    return files
+
+
+def _unsaved_base(stand_ins: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    return list(_virtual_files(stand_ins).items())
 
 
 def _missing_stand_ins(missing: list[str]) -> list[tuple[str, str]]:
@@ -229,12 +226,16 @@ def _real_includes(tu: ci.TranslationUnit) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def parse_file(path: Path | str, options: ParseOptions | None = None, text: str | None = None) -> ParsedUnit:
-    """Parse one source file. Raises ``clang.cindex.TranslationUnitLoadError`` on a libclang failure."""
+def parse_file(path: Path | str, options: ParseOptions | None = None, text: str | None = None,
+               stand_ins: Mapping[str, str] | None = None) -> ParsedUnit:
+    """Parse one source file, with the stand-in headers ``stand_ins`` (default: ``stand_in_headers()``).
+    Raises ``clang.cindex.TranslationUnitLoadError`` on a libclang failure."""
     path = Path(path)
     options = options or ParseOptions()
     args, mode = build_args(path, options)
-    unsaved = _unsaved_base()
+    if stand_ins is None:
+        stand_ins = stand_in_headers()
+    unsaved = _unsaved_base(stand_ins)
     unit = None
     if options.pch_dir and text is not None:
         try:
@@ -247,6 +248,7 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
         tu, diags, missing = _parse_rounds(str(path), args, unsaved)
         unit = ParsedUnit(path=path, tu=tu, args=args, diagnostics=diags, missing_headers=missing,
                           header_mode=mode, includes=_real_includes(tu))
+    unit.stand_ins = stand_ins
     if options.pch_dir and text is not None and unit.pch != "used":
         _note_preamble(path, args, text, Path(options.pch_dir), unit)
     return unit
@@ -257,17 +259,16 @@ _MENTIONS: dict[tuple[str, bytes], tuple[tuple[int, int, int], bool]] = {}  # (f
 
 def closure_mentions(unit: ParsedUnit, word: str) -> bool:
     """``_tu_mentions`` of the unit's translation unit."""
-    return _tu_mentions(unit.tu, word)
+    return _tu_mentions(unit.tu, word, _virtual_files(unit.stand_ins))
 
 
-def _tu_mentions(tu: ci.TranslationUnit, word: str, ignore: tuple[str, ...] = ()) -> bool:
+def _tu_mentions(tu: ci.TranslationUnit, word: str, virtual: Mapping[str, str], ignore: tuple[str, ...] = ()) -> bool:
     """Whether ``word`` appears in the text of any file the parse read: the headers on disk, the
     stand-in headers fusionlint supplied, the CUDA prelude. A file that cannot be read counts as
     mentioning it. Answers for headers on disk are remembered while their size and modification
-    time stay (the same headers come back for every file of a project)."""
+    time stay (the same headers come back for every file of a project). ``virtual``: the files
+    fusionlint supplied, by virtual path (``_virtual_files``)."""
     needle = word.encode("utf-8")
-    virtual = {f"{STUB_DIR}/{name}": text for name, text in stand_in_headers().items()}
-    virtual[PRELUDE] = _prelude_text()
     for inc in tu.get_includes():
         name = inc.include.name if inc.include is not None else ""
         if not name or name in ignore:
@@ -473,7 +474,7 @@ def _build_pch(path: Path, key: str, header_path: str, args: list[str], unsaved:
         since = time.time()
         tu, diags, missing = _parse_rounds(header_path, _pch_args(args), unsaved + [(header_path, pre.header)],
                                            options=_PCH_PARSE_OPTIONS if skip else 0)
-        if skip and _tu_mentions(tu, _API_WORD):  # a header of the preamble may call cuBLASLt: keep every body
+        if skip and _tu_mentions(tu, _API_WORD, dict(unsaved)):  # a header of the preamble may call cuBLASLt: keep every body
             if first_sight:
                 return None
             skip = False
@@ -570,7 +571,7 @@ def _parse_with(path: Path, args: list[str], mode: dict[str, str], unsaved: list
         except OSError:
             pass
         return None
-    if meta.get("bodies") == "skipped" and _tu_mentions(tu, _API_WORD, (str(pch_file), header_path)):
+    if meta.get("bodies") == "skipped" and _tu_mentions(tu, _API_WORD, dict(unsaved), (str(pch_file), header_path)):
         return None  # a header after the preamble may call cuBLASLt: the interpreter needs every body
 
     def remap(d: list) -> Diagnostic:

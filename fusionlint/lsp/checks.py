@@ -174,7 +174,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def child_check(task, text: str, cache_dir: str | None, fixes: bool = True):
+def child_check(task, text: str, cache_dir: str | None, fixes: bool = True, api=None):
     """In the forked child: ``workers.run_task`` on the buffer's text, and the quick fixes from the
     facts of that parse. The pipeline reads a file's text in one place (``facts.extract._read_text``)
     and ``run_task`` calls ``pipeline.check_file``; in this child (only) the first reads the buffer
@@ -197,13 +197,13 @@ def child_check(task, text: str, cache_dir: str | None, fixes: bool = True):
         return result
 
     extract._read_text, pipeline.check_file = read_buffer, check_and_keep
-    outcome = workers.run_task(task, cache_dir)
+    outcome = workers.run_task(task, cache_dir, api)
     found = []
     if fixes and kept and kept[0] is not None:
         try:
             from fusionlint.lsp.edits import size_fixes
 
-            found = size_fixes(kept[0], text)
+            found = size_fixes(kept[0], text, api.model() if api is not None else None)
         except Exception:  # noqa: BLE001 - no quick fix is better than no diagnostics
             found = []
     return outcome, found
@@ -250,6 +250,9 @@ class BackgroundChecks:
         self.slots = asyncio.Semaphore(max(1, jobs))
         self.stats: Counter = Counter()
         self.running: dict[int, float] = {}  # child pid -> start time
+        from fusionlint.frontend.api import ApiData
+
+        self.api = ApiData()  # the stand-in headers and API model the checks use (warm_up: the cache's copies)
 
     @property
     def cache_root(self) -> str | None:
@@ -263,14 +266,12 @@ class BackgroundChecks:
         """What every check needs, loaded once in the server so that each child inherits it: the
         extractors, the stand-in headers and API model, the built-in rules."""
         from fusionlint.run import cache, pipeline
-        from fusionlint.frontend.api.model import load_model
-        from fusionlint.frontend.parse import stand_in_headers
 
         pipeline.import_extractors()
         if self.cache_root is not None:
-            cache.Cache(Path(self.cache_root)).prime_api_model(load_model=True)
-        stand_in_headers()
-        load_model()
+            self.api = cache.Cache(Path(self.cache_root)).prime_api_model(load_model=True)
+        self.api.stand_ins()
+        self.api.model()
         from fusionlint.lsp.edits import size_fixes  # noqa: F401 - imported in the children
 
         with contextlib.redirect_stderr(io.StringIO()):
@@ -300,7 +301,8 @@ class BackgroundChecks:
             async with self.slots:
                 self.stats["parsed"] += 1
                 try:
-                    outcome, out.fixes = await self.run_isolated(child_check, prepared.task, text, self.cache_root)
+                    outcome, out.fixes = await self.run_isolated(child_check, prepared.task, text, self.cache_root,
+                                                                 True, self.api)
                 except ChildFailed as exc:
                     self.stats["failed"] += 1
                     outcome = Outcome(0, [not_checked(path, str(exc))], str(exc))
@@ -347,7 +349,7 @@ class BackgroundChecks:
         async with self.slots:
             self.stats["fact_runs"] += 1
             try:
-                _, found = await self.run_isolated(child_check, prepared.task, text, None)
+                _, found = await self.run_isolated(child_check, prepared.task, text, None, True, self.api)
             except (ChildFailed, Exception):  # noqa: BLE001 - no fixes, the diagnostics stand
                 return []
         return found

@@ -242,12 +242,13 @@ def _squash(s: str) -> str:
     return "".join(s.split())
 
 
-def size_fixes(facts, text: str) -> list[Fix]:
-    """The FL100 quick fixes of a file's facts (``FileFacts`` of the parse of ``text``)."""
+def size_fixes(facts, text: str, model=None) -> list[Fix]:
+    """The FL100 quick fixes of a file's facts (``FileFacts`` of the parse of ``text``); ``model``:
+    the API model (default: the shipped one)."""
     from fusionlint.frontend.api.model import load_model
     from fusionlint.model.values import Known
 
-    model = load_model()
+    model = model or load_model()
     lines = split_lines(text)
     starts = line_starts(text)
     out: list[Fix] = []

@@ -44,6 +44,11 @@ from fusionlint.store import (  # noqa: F401  (the cache's own vocabulary; other
     write_atomic,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
+
+if TYPE_CHECKING:
+    from fusionlint.frontend.api import ApiData
+
 DEFAULT_SIZE_MB = 2048
 
 
@@ -123,12 +128,14 @@ class Cache:
         return ok
 
     # -- the API model and the stand-in headers made from it: reading the YAML model costs ~0.3 s
-    def prime_api_model(self, load_model: bool = True) -> None:
-        """Give this process the stand-in headers from the cache, and the API model's data (a JSON
-        copy of each, keyed by fusionlint's own files, which include the YAML model), or make them
-        and keep them there. Forked workers inherit them. ``load_model=False`` only names the
-        model's copy (``fusionlint.frontend.api.cached_copy``): it is read where it is needed."""
-        from fusionlint.frontend import api, parse
+    def prime_api_model(self, load_model: bool = True) -> ApiData:
+        """The stand-in headers and the API model's data of this run (``frontend.api.ApiData``): the
+        JSON copy of each kept here, keyed by fusionlint's own files (which include the YAML model), or
+        made now and kept here. The headers are read at once (every parse needs them), the model's copy
+        too unless ``load_model`` is false (a single file's child then reads it while libclang
+        parses). Forked workers inherit what was read."""
+        from fusionlint.frontend import parse
+        from fusionlint.frontend.api import ApiData
 
         key = digest("api-model", FORMAT, fusionlint_key())
         stand_ins_path = self.base / "model" / f"{key}.json"
@@ -137,24 +144,23 @@ class Cache:
         if data is not None and data.get("key") == key and isinstance(data.get("stand_ins"), dict) \
                 and all(isinstance(k, str) and isinstance(v, str) for k, v in data["stand_ins"].items()) \
                 and model_path.is_file():
-            parse.use_stand_ins(data["stand_ins"])
-            api.cached_copy = (str(model_path), key)
+            api = ApiData(data["stand_ins"], (str(model_path), key))
             if load_model:
-                from fusionlint.frontend.api.model import model_data
-
-                model_data()
-            return
+                api.data()
+            return api
         from fusionlint.frontend.api.model import model_data
 
         raw, stand_ins = model_data(), parse.stand_in_headers()
+        api = ApiData(stand_ins)
         try:
             blob = json.dumps({"key": key, "model": raw})
             if json.loads(blob)["model"] != raw:  # not plain JSON data: would not read back the same
-                return
+                return api
         except (TypeError, ValueError):
-            return
+            return api
         if write_atomic(model_path, blob.encode("utf-8")):
             self.wrote |= write_atomic(stand_ins_path, json.dumps({"key": key, "stand_ins": stand_ins}).encode("utf-8"))
+        return api
 
     # -- size bound ---------------------------------------------------------------------------
     def evict(self) -> None:

@@ -15,6 +15,7 @@ number of workers, notes and findings come out in file order.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from fusionlint.rules.cached import RuleSource, rule_source
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
 
 if TYPE_CHECKING:  # the selection, suppressions, baseline and reports are imported where they are used
+    from fusionlint.frontend.api import ApiData
     from fusionlint.rules.loader import Rule
     from fusionlint.decide.selection import Selection
 
@@ -333,20 +335,22 @@ class Checker:
             p.result.undecided = o.undecided
         return self.report(p, p.result)
 
-    def prime(self, tasks: list) -> None:
-        """Before forking the workers of ``tasks``: what they all need, loaded once here and inherited."""
+    def prime(self, tasks: list) -> ApiData | None:
+        """Before forking the workers of ``tasks``: what they all need, loaded once here and inherited;
+        the stand-in headers and API model they check with (None: no tasks)."""
         if not tasks:
-            return
+            return None
         from fusionlint.run import pipeline
 
         if len(tasks) > 1:  # loaded once here, inherited by the forked workers; a single file's child
             pipeline.import_extractors()  # else imported while libclang parses (facts.extract.extract_file)
-        if self.cache is not None:  # the stand-in headers (and API model), inherited by the workers
-            self.cache.prime_api_model(load_model=len(tasks) > 1)
-        else:
-            from fusionlint.frontend.parse import stand_in_headers
+        if self.cache is not None:  # the stand-in headers (and API model) from the cache, inherited by the workers
+            return self.cache.prime_api_model(load_model=len(tasks) > 1)
+        from fusionlint.frontend.api import ApiData
 
-            stand_in_headers()
+        api = ApiData()
+        api.stand_ins()
+        return api
 
     def all_rules(self) -> list[Rule]:
         by_id = {r.id: r for s in self._settings.values() for r in s.rules.get()}
@@ -438,13 +442,13 @@ def _run_check(opts: CheckOptions, files: list[Path], jobs: int, timeout: float,
     outcomes: list = []
     tasks = [p.task for p in prepared if p.result is None]
     cache_root = str(checker.cache.root) if checker.cache else None
-    checker.prime(tasks)
+    api = checker.prime(tasks)
     from fusionlint.run import workers
 
     if len(tasks) == 1 and workers.can_isolate():
         # A single file (pre-commit's usual case): its child starts parsing now, and this process
         # reads the rules, checks the selection and reports the other files while it parses.
-        one = workers.OneFile(tasks[0], timeout or None, cache_root)
+        one = workers.OneFile(tasks[0], timeout or None, cache_root, api)
         progress.started(tasks[0].path)
         try:
             checker.validate()
@@ -459,7 +463,8 @@ def _run_check(opts: CheckOptions, files: list[Path], jobs: int, timeout: float,
         if tasks:
             workers.run_tasks(tasks, jobs, timeout or None, cache_root, on_outcome,
                               on_start=lambda t: progress.started(t.path),
-                              on_tick=progress.tick if progress.enabled else None)
+                              on_tick=progress.tick if progress.enabled else None,
+                              work=functools.partial(workers.run_task, api=api))
     report_ready()
     progress.clear()
     checker.finish_notes()

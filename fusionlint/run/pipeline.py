@@ -14,6 +14,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from fusionlint.frontend.api import ApiData
     from fusionlint.frontend.parse import ParseOptions, UnitRecord
     from fusionlint.model.cublaslt_facts import FileFacts
     from fusionlint.rules.cached import RuleSource
@@ -43,9 +44,10 @@ class FileResult:
 
 
 def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOptions,
-               arch: str = DEFAULT_ARCH) -> FileResult:
+               arch: str = DEFAULT_ARCH, api: ApiData | None = None) -> FileResult:
     """The file's facts and findings. ``rules`` may be a ``RuleSource`` not read yet: it is read
-    while libclang parses."""
+    while libclang parses. ``api``: the stand-in headers and API model (``check``'s copies from its
+    cache), else the shipped ones."""
     result = FileResult(str(path))
 
     def parsed(record: UnitRecord) -> None:
@@ -57,11 +59,12 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
         source = rules if isinstance(rules, RuleSource) else None
         import fusionlint.run.cache  # noqa: F401 - before the parse's import thread starts (it may need it too)
         result.facts = extract_file(path, options, preload=source.preload if source is not None else None,
-                                    also_import=RULE_MODULES, on_parse=parsed)
+                                    also_import=RULE_MODULES, on_parse=parsed, api=api)
         result.missing_headers = list(result.facts.missing_headers)
         from fusionlint.rules.engine import run_rules
 
         result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch,
+                                    model=api.model() if api is not None else None,
                                     support=source.support() if source is not None else None,
                                     undecided=result.undecided)
         result.findings += [not_checked(path, reason, part=True) for reason in result.facts.internal_errors]

@@ -12,6 +12,7 @@ before suppression and selection with the annotations.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,7 +123,7 @@ def run_test_rules(opts: CheckOptions, files: list[Path]) -> int:
             progress.tick()
         progress.finished(sum(p.result is not None for p in prepared))
         tasks = [p.task for p in prepared if p.result is None]
-        checker.prime(tasks)
+        api = checker.prime(tasks)
         checker.validate()
         failed = printed = 0
 
@@ -152,7 +153,8 @@ def run_test_rules(opts: CheckOptions, files: list[Path]) -> int:
         workers.run_tasks(tasks, opts.jobs or check.default_jobs(), opts.timeout or None,
                           str(checker.cache.root) if checker.cache else None, on_outcome,
                           on_start=lambda t: progress.started(t.path),
-                          on_tick=progress.tick if progress.enabled else None)
+                          on_tick=progress.tick if progress.enabled else None,
+                          work=functools.partial(workers.run_task, api=api))
         print_ready()
         if checker.cache is not None and (checker.cache.wrote or any(o.cached or o.pch for o in outcomes)):
             checker.cache.evict()

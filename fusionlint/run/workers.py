@@ -90,14 +90,17 @@ def _rss_kb() -> tuple[int, int]:
     return peak, current
 
 
-def run_task(task: Task, cache_dir: str | None) -> Outcome:
-    """Check one file (in a worker, or in the main process) and store its result in the cache."""
+def run_task(task: Task, cache_dir: str | None, api: object | None = None) -> Outcome:
+    """Check one file (in a worker, or in the main process) and store its result in the cache.
+    ``api``: the stand-in headers and API model to check it with (``frontend.api.ApiData``, which
+    ``check`` reads from its cache; None: the shipped ones). ``run_tasks``'s ``work`` is this with
+    the run's ``api`` bound (``functools.partial``)."""
     from fusionlint.run import cache, pipeline
 
     start = time.time()
     try:
         _test_hook(task.path)
-        result = pipeline.check_file(task.path, task.rules, task.options, task.arch)
+        result = pipeline.check_file(task.path, task.rules, task.options, task.arch, api=api)
     except Exception as exc:  # noqa: BLE001 - a failure outside the pipeline's own guard
         result = pipeline.FileResult(str(task.path))
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -415,13 +418,13 @@ def can_isolate() -> bool:
     return os.environ.get("FUSIONLINT_IN_PROCESS") != "1" and hasattr(os, "fork")
 
 
-def _run_only_task(task: Task, cache_dir: str | None) -> Outcome:
+def _run_only_task(task: Task, cache_dir: str | None, api: object | None) -> Outcome:
     """``run_task`` in a child that ends after this one file, without the cyclic garbage collector:
     the extraction makes many short-lived objects and few cycles (collecting cost ~4% of its time),
     and the child's end frees everything. Workers that check file after file keep it on (with it
     off per file, a worker's memory grew ~9 KiB a file over 500 files)."""
     gc.disable()
-    return run_task(task, cache_dir)
+    return run_task(task, cache_dir, api)
 
 
 class OneFile:
@@ -430,10 +433,10 @@ class OneFile:
     ``multiprocessing`` (~0.05 s, a tenth of a small file's own overhead). The
     child starts at once; :meth:`outcome` waits for it, :meth:`cancel` kills it."""
 
-    def __init__(self, task: Task, timeout: float | None, cache_dir: str | None) -> None:
+    def __init__(self, task: Task, timeout: float | None, cache_dir: str | None, api: object | None = None) -> None:
         self.task = task
         self.started = time.monotonic()
-        self.child = Isolated(_run_only_task, task, cache_dir, timeout=timeout)
+        self.child = Isolated(_run_only_task, task, cache_dir, api, timeout=timeout)
 
     def outcome(self, on_tick: Callable[[], None] | None = None) -> Outcome:
         try:

@@ -294,17 +294,12 @@ def _read_yaml(path: Path) -> Any:
 def model_data() -> Mapping[str, Any]:
     """The shipped model's YAML data (plain mappings, lists, strings and numbers): read once.
     Reading the 260 KB YAML takes about 0.3 s, so ``check`` keeps a JSON copy in its cache
-    (``cache.Cache.prime_api_model``, named by ``fusionlint.frontend.api.cached_copy``)."""
-    from fusionlint.frontend import api
-
-    if api.cached_copy is not None:
-        data = _read_copy(*api.cached_copy)
-        if data is not None:
-            return data
+    (``cache.Cache.prime_api_model``) and its pipeline reads that (``read_copy``) instead."""
     return _read_yaml(MODEL_PATH)
 
 
-def _read_copy(path: str, key: str) -> Mapping[str, Any] | None:
+def read_copy(path: str, key: str) -> Mapping[str, Any] | None:
+    """The model's data from a JSON copy of it written under ``key`` (None: not there, or not that copy)."""
     from fusionlint.store import read_json
 
     data = read_json(Path(path))
