@@ -34,7 +34,7 @@ INT_TYPES = ["int", "int32_t", "int64_t", "uint32_t", "uint64_t", "int8_t", "uin
 
 @lru_cache(maxsize=1)
 def _model():
-    from fusionlint.frontend.api.model import load_model
+    from fusionlint.model.cublaslt_api import load_model
 
     return load_model()
 

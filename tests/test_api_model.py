@@ -1,4 +1,4 @@
-"""The cuBLASLt API model (cublaslt.yaml) and the stub headers generated from it."""
+"""The cuBLASLt API model (model/cublaslt_api.yaml) and the stub headers generated from it."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ from pathlib import Path
 import clang.cindex as ci
 import pytest
 
-from fusionlint.frontend.api.model import ApiModel, AttributeSpec, load_model
+from fusionlint.model.cublaslt_api import ApiModel, AttributeSpec, load_model
 from fusionlint.frontend.api.stubs import STUB_NAMES, declarator, stub_headers
 
 VIRTUAL = "/__virtual__"

@@ -6,7 +6,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from conftest import FIXTURES
-from fusionlint.frontend.api.model import load_model
+from fusionlint.model.cublaslt_api import load_model
 from fusionlint.frontend.parse import ParseOptions, is_virtual, parse_file
 
 K = ci.CursorKind

@@ -97,7 +97,7 @@ def findings(path: Path, table: Path) -> list[dict]:
 
 def test_enum_values_are_cublaslt_h_values() -> None:
     """Every name the sweep sends to the driver has the integer cublasLt.h gives it (API model)."""
-    from fusionlint.frontend.api.model import load_model
+    from fusionlint.model.cublaslt_api import load_model
 
     model = load_model()
     values = {}

@@ -66,7 +66,7 @@ def _quiet_import(names: tuple[str, ...], preload: Callable[[], object] | None, 
         if api is not None:
             api.model()
         else:
-            from fusionlint.frontend.api.model import load_model
+            from fusionlint.model.cublaslt_api import load_model
 
             load_model()
         if preload is not None:

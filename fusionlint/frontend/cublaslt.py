@@ -15,7 +15,7 @@ import clang.cindex as ci
 
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend import clangext
-from fusionlint.frontend.api.model import ApiModel, load_model
+from fusionlint.model.cublaslt_api import ApiModel, load_model
 from fusionlint.frontend.interp import Interpreter, expr_children, loc_of, strip
 from fusionlint.frontend.parse import ParsedUnit, closure_mentions
 from fusionlint.model.values import Address, Handle, Known, Loc, Symbol, Unknown, Value

@@ -245,7 +245,7 @@ def _squash(s: str) -> str:
 def size_fixes(facts, text: str, model=None) -> list[Fix]:
     """The FL100 quick fixes of a file's facts (``FileFacts`` of the parse of ``text``); ``model``:
     the API model (default: the shipped one)."""
-    from fusionlint.frontend.api.model import load_model
+    from fusionlint.model.cublaslt_api import load_model
     from fusionlint.model.values import Known
 
     model = model or load_model()

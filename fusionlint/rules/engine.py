@@ -26,7 +26,7 @@ from fusionlint.findings import (
     Related,
     Undecided,
 )
-from fusionlint.frontend.api.model import ApiModel, load_model
+from fusionlint.model.cublaslt_api import ApiModel, load_model
 from fusionlint.model.values import Known, Loc, Unknown, Value
 from fusionlint.rules import derived
 from fusionlint.rules.loader import Rule

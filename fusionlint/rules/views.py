@@ -14,7 +14,7 @@ from typing import Any
 
 from fusionlint.model.cutlass_facts import CutlassGemm, Param
 from fusionlint.model.cublaslt_facts import AttrSet, Configuration
-from fusionlint.frontend.api.model import ApiModel
+from fusionlint.model.cublaslt_api import ApiModel
 from fusionlint.model.values import Known, Unknown, Value
 from fusionlint.rules.markers import RUNTIME, UNKNOWN
 
@@ -77,7 +77,7 @@ def fact_fields() -> dict[str, dict[str, frozenset[str] | str | None]]:
     import dataclasses
 
     from fusionlint.model import cutlass_facts
-    from fusionlint.frontend.api.model import load_model
+    from fusionlint.model.cublaslt_api import load_model
 
     model = load_model()
 

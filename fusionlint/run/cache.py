@@ -148,7 +148,7 @@ class Cache:
             if load_model:
                 api.data()
             return api
-        from fusionlint.frontend.api.model import model_data
+        from fusionlint.model.cublaslt_api import model_data
 
         raw, stand_ins = model_data(), parse.stand_in_headers()
         api = ApiData(stand_ins)

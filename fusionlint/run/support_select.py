@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-STAND_IN_VERSION = 130100  # the API model (frontend/api/cublaslt.yaml) is cublasLt.h of nvidia-cublas 13.1
+STAND_IN_VERSION = 130100  # the API model (model/cublaslt_api.yaml) is cublasLt.h of nvidia-cublas 13.1
 TABLE_GLOB = "cublaslt-*.json.gz"
 _VER = re.compile(r"^\s*#\s*define\s+CUBLAS_VER_(MAJOR|MINOR|PATCH)\s+(\d+)", re.MULTILINE)
 

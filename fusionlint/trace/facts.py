@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, Field, FileFacts
-from fusionlint.frontend.api.model import ApiModel, load_model
+from fusionlint.model.cublaslt_api import ApiModel, load_model
 from fusionlint.model.values import Known, Loc, Symbol, Unknown, Value
 from fusionlint.trace.calls import (
     CREATE_KEYS,

@@ -1,5 +1,7 @@
-"""The cuBLASLt API model as the front end uses it: the model itself (``model.py``), the stand-in
-headers generated from it (``stubs.py``), and :class:`ApiData`, the two as one run uses them."""
+"""The cuBLASLt API model as the front end uses it: the stand-in headers generated from it
+(``stubs.py``) and :class:`ApiData`, the headers and the model as one run uses them. The model
+itself, data about the API, is ``fusionlint.model.cublaslt_api`` (``model.py`` here re-exports it
+for the modules that still import it from here)."""
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
@@ -8,7 +10,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from fusionlint.frontend.api.model import ApiModel
+    from fusionlint.model.cublaslt_api import ApiModel
 
 
 class ApiData:
@@ -38,14 +40,14 @@ class ApiData:
     def data(self) -> Mapping[str, Any]:
         """The model's data (plain mappings, lists, strings and numbers): the cache's copy, else the YAML."""
         if self._data is None:
-            from fusionlint.frontend.api.model import model_data, read_copy
+            from fusionlint.model.cublaslt_api import model_data, read_copy
 
             copy = read_copy(*self.model_copy) if self.model_copy is not None else None
             self._data = copy if copy is not None else model_data()
         return self._data
 
     def model(self) -> ApiModel:
-        from fusionlint.frontend.api.model import ApiModel, load_model
+        from fusionlint.model.cublaslt_api import ApiModel, load_model
 
         if self._model is None:
             self._model = load_model() if self.model_copy is None else ApiModel(self.data())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from fusionlint.frontend.api.model import ApiModel, EnumSpec, FunctionSpec, load_model
+from fusionlint.model.cublaslt_api import ApiModel, EnumSpec, FunctionSpec, load_model
 
 STUB_NAMES = ("cublasLt.h", "cublas_api.h", "cublas_v2.h", "cublas.h", "library_types.h")
 
