@@ -79,7 +79,7 @@ class BufferPrefilter(Prefilter):
         return super()._scan(path)
 
 
-def new_checker(args, path: Path, data: bytes):
+def new_checker(opts, path: Path, data: bytes):
     """A ``check.Checker`` for one check of a buffer: the configuration and compilation database
     read afresh (as ``run_check`` does for each run), the pre-filter over the buffer."""
     from fusionlint.run import compile_db, config
@@ -89,7 +89,7 @@ def new_checker(args, path: Path, data: bytes):
     config.load_config.cache_clear()
     compile_db.discover.cache_clear()
     compile_db.load.cache_clear()
-    checker = Checker(args)
+    checker = Checker(opts)
     if checker.prefilter is not None:
         checker.prefilter = BufferPrefilter(path, data)
     return checker
@@ -245,7 +245,7 @@ class BackgroundChecks:
     """Checks of buffers in forked children, each cancellable (see the module's docstring)."""
 
     def __init__(self, args: argparse.Namespace, jobs: int, timeout: float | None) -> None:
-        self.args = check_args(args)  # options.CheckOptions
+        self.opts = check_args(args)  # options.CheckOptions
         self.timeout = timeout or None
         self.slots = asyncio.Semaphore(max(1, jobs))
         self.stats: Counter = Counter()
@@ -256,11 +256,11 @@ class BackgroundChecks:
 
     @property
     def cache_root(self) -> str | None:
-        if self.args.no_cache:
+        if self.opts.no_cache:
             return None
         from fusionlint.run import cache
 
-        return str(Path(self.args.cache_dir) if self.args.cache_dir else cache.default_dir())
+        return str(Path(self.opts.cache_dir) if self.opts.cache_dir else cache.default_dir())
 
     def warm_up(self) -> None:
         """What every check needs, loaded once in the server so that each child inherits it: the
@@ -275,7 +275,7 @@ class BackgroundChecks:
         from fusionlint.lsp.edits import size_fixes  # noqa: F401 - imported in the children
 
         with contextlib.redirect_stderr(io.StringIO()):
-            checker = new_checker(self.args, Path.cwd() / "-", b"")
+            checker = new_checker(self.opts, Path.cwd() / "-", b"")
             checker.validate()
 
     async def check(self, path: Path, text: str) -> BufferResult:
@@ -288,7 +288,7 @@ class BackgroundChecks:
         out = BufferResult(path, content_hash(text))
         logs = io.StringIO()
         with contextlib.redirect_stderr(logs):
-            checker = new_checker(self.args, path, buffer_bytes(text))
+            checker = new_checker(self.opts, path, buffer_bytes(text))
             prepared = prepare_buffer(checker, path, text)
             if prepared is not None:
                 checker.validate()  # the rules are read here, before the child is forked (it inherits them)
@@ -334,7 +334,7 @@ class BackgroundChecks:
         from fusionlint.run.workers import ChildFailed
 
         with contextlib.redirect_stderr(io.StringIO()):
-            checker = new_checker(self.args, path, buffer_bytes(text))
+            checker = new_checker(self.opts, path, buffer_bytes(text))
             prepared = prepare_buffer(checker, path, text)
             if prepared is None:
                 return []
