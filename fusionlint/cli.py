@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from fusionlint import __version__
-from fusionlint.defaults import CHECK_TIMEOUT, ISOLATED_TIMEOUT, MAX_FILES, VERIFY_ARCH, VERIFY_BUILD_TIMEOUT
+from fusionlint.defaults import CHECK_TIMEOUT, DEFAULT_STD, ISOLATED_TIMEOUT, MAX_FILES, VERIFY_ARCH, VERIFY_BUILD_TIMEOUT
 from fusionlint.errors import (  # noqa: F401  (re-exported: the exit statuses are part of the CLI)
     EXIT_BROKEN_PIPE,
     EXIT_CLEAN,
@@ -71,7 +71,7 @@ def _add_speed_args(p: argparse.ArgumentParser, timeout: int):
 def _add_frontend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-I", "--include", action="append", metavar="DIR", help="add an include directory")
     p.add_argument("-D", "--define", action="append", metavar="NAME[=VALUE]", help="define a macro")
-    p.add_argument("--std", help="C++ standard (default: c++17)")
+    p.add_argument("--std", help=f"C++ standard (default: {DEFAULT_STD})")
     p.add_argument("--no-system-headers", action="store_true",
                    help="ignore CUDA/cuBLAS/CUTLASS headers installed on this machine; use fusionlint's stand-ins")
 
