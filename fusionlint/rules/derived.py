@@ -764,6 +764,7 @@ def _auto_stage_bytes(view: View) -> int | None:
     return -(-(-(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)) // 128) * 128 + 16
 
 
+
 @derived("auto_stage_leftover_bytes", "cutlass")
 def auto_stage_leftover_bytes(view: View) -> int | None:
     """Shared memory an automatic stage count leaves for everything else (the epilogue)."""
@@ -793,6 +794,101 @@ def epilogue_tile_min_bytes(view: View) -> int | None:
     else:
         tm, tn = min(64, m), math.gcd(min(64 if bits == 8 and n % 64 == 0 else 32, n), n)
     return tm * tn * bits // 8
+
+
+@derived("builder_kernel_schedule", "cutlass")
+def builder_kernel_schedule(view: View) -> str | None:
+    """The kernel schedule the sm_90 mainloop builder builds with: KernelScheduleAuto resolved as
+    gemm/collective/builders/sm90_gmma_builder.inl:1002-1020 does it (CUDA >= 12.1): TMA when A and B
+    are 16-byte aligned (sizeof x Alignment % 16), then Pingpong for TileM 64 and Cooperative for any
+    other TileM; KernelCpAsyncWarpSpecialized when they are not. Other schedules are returned as written."""
+    s = kernel_schedule(view)
+    if s != "KernelScheduleAuto":
+        return s
+    a, b = _alignment_bits(view, "mainloop", "a"), _alignment_bits(view, "mainloop", "b")
+    if a is None or b is None:
+        return None
+    if a % 128 or b % 128:
+        return "KernelCpAsyncWarpSpecialized"
+    m = tile_m(view)
+    if m is None:
+        return None
+    return "KernelTmaWarpSpecializedPingpong" if m == 64 else "KernelTmaWarpSpecializedCooperative"
+
+
+# sm_90 kernel schedules whose builder lays two consumer warpgroups along M (AtomLayoutMNK 2x1x1:
+# sm90_gmma_builder.inl:245-249, :428-432, :559-563) and those with one (1x1x1)
+_COOPERATIVE_MMA = {"KernelTmaWarpSpecializedCooperative", "KernelTmaWarpSpecializedCooperativeFP8FastAccum"}
+_SINGLE_WARPGROUP_MMA = {"KernelTmaWarpSpecialized", "KernelTmaWarpSpecializedPingpong",
+                         "KernelTmaWarpSpecializedFP8FastAccum", "KernelTmaWarpSpecializedPingpongFP8FastAccum",
+                         "KernelCpAsyncWarpSpecialized", "KernelCpAsyncWarpSpecializedPingpong"}
+
+
+@derived("mma_tile_m", "cutlass")
+def mma_tile_m(view: View) -> int | None:
+    """Rows of the builder's TiledMma: 64 (one GMMA warpgroup) x AtomLayoutMNK's M, which is 2 for the
+    cooperative schedules (sm90_gmma_builder.inl:245-249; cp.async cooperative only for TileM >= 128,
+    :802-803). The epilogue's mma_tile_m (sm90_epilogue_tma_warpspecialized.hpp:613) is this value."""
+    s = builder_kernel_schedule(view)
+    if s is None:
+        return None
+    if s in _COOPERATIVE_MMA:
+        return 128
+    if s == "KernelCpAsyncWarpSpecializedCooperative":
+        m = tile_m(view)
+        return None if m is None else (64 if m < 128 else 128)
+    return 64 if s in _SINGLE_WARPGROUP_MMA else None
+
+
+def _explicit_epilogue_tile(view: View) -> list[int] | None:
+    return _ints(_part(view, "epilogue").get("epilogue_tile"), 2)
+
+
+@derived("explicit_epilogue_tile_supported", "cutlass")
+def explicit_epilogue_tile_supported(view: View) -> bool | None:
+    """An explicit EpilogueTile (a cute::Shape) passes the TMA epilogue builder's checks,
+    epilogue/collective/builders/sm90_builder.inl:160-162: M == 64 with TmaWarpSpecialized, M == 128
+    with TmaWarpSpecializedCooperative, and N % 16 == 0. None for EpilogueTileAuto."""
+    sched = epilogue_schedule(view)
+    if sched is None or tma_epilogue(view) is not True:
+        return None
+    tile = _explicit_epilogue_tile(view)
+    if tile is None:
+        return None
+    need_m = 128 if sched == "TmaWarpSpecializedCooperative" else 64
+    return tile[0] == need_m and tile[1] % 16 == 0
+
+
+@derived("epilogue_tile_m", "cutlass")
+def epilogue_tile_m(view: View) -> int | None:
+    """M of the TMA epilogue's tile: an explicit EpilogueTile's M, or the automatic one of
+    sm90_compute_tile_shape_or_override (sm90_builder.inl:117-126): min(128, TileM) for
+    TmaWarpSpecializedCooperative, min(64, TileM) for TmaWarpSpecialized."""
+    sched = epilogue_schedule(view)
+    if sched is None or tma_epilogue(view) is not True:
+        return None
+    tile = _part(view, "epilogue").get("epilogue_tile")
+    if _short(tile) == "EpilogueTileAuto":
+        m = tile_m(view)
+        return None if m is None else min(128 if sched == "TmaWarpSpecializedCooperative" else 64, m)
+    explicit = _explicit_epilogue_tile(view)
+    return None if explicit is None else explicit[0]
+
+
+@derived("mma_tile_m_divides_epilogue_tile_m", "cutlass")
+def mma_tile_m_divides_epilogue_tile_m(view: View) -> bool | None:
+    """CUTE_STATIC_ASSERT(epi_tile_m % mma_tile_m == 0) of the TMA epilogue's store
+    (sm90_epilogue_tma_warpspecialized.hpp:671). An explicit tile the builder already rejects
+    (sm90_builder.inl:160), or a TileM the MMA tile does not divide (the cooperative kernel's
+    "Tile Size to be greater than or equal to 128": FL303), never gets there and counts as dividing."""
+    if explicit_epilogue_tile_supported(view) is False:
+        return True
+    epi, mma, m = epilogue_tile_m(view), mma_tile_m(view), tile_m(view)
+    if epi is None or mma is None or m is None:
+        return None
+    if m % mma:  # a TileM the MMA does not tile fails before (FL303, FL308)
+        return True
+    return epi % mma == 0
 
 
 @derived("auto_stages_leave_no_epilogue_room", "cutlass")
