@@ -764,6 +764,38 @@ def _auto_stage_bytes(view: View) -> int | None:
     return -(-(-(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)) // 128) * 128 + 16
 
 
+@derived("auto_stage_bytes", "cutlass")
+def auto_stage_bytes(view: View) -> int | None:
+    """One mainloop stage as compute_stage_count_or_override sizes it (see _auto_stage_bytes)."""
+    return _auto_stage_bytes(view)
+
+
+@derived("auto_stage_count_max", "cutlass")
+def auto_stage_count_max(view: View) -> int | None:
+    """The most stages StageCountAuto / StageCountAutoCarveout<B> can give in an sm_90 builder:
+    compute_stage_count_or_override (gemm/collective/builders/sm90_gmma_builder.inl:69-84),
+    (232448 / align * align - round_up(B, align)) / (round_up(A tile + B tile, align) + 16), with the
+    smallest alignment (128; the RS and mixed-input builders use the smem swizzle's, up to 1024, :463)
+    and B = 0 when the carve-out is not known (the epilogue's SharedStorage in source mode). Each of
+    these only lowers the count, so this is an upper bound of the builder's PipelineStages; for A
+    and B of different widths the larger of both operand orders (the mixed-input builder may swap)."""
+    ml = _part(view, "mainloop")
+    kind = ml.get("stage_count_kind")
+    if kind not in ("auto", "auto_carveout"):
+        return None
+    carveout = ml.get("carveout_bytes") if kind == "auto_carveout" else 0
+    carveout = carveout if isinstance(carveout, int) and not isinstance(carveout, bool) else 0
+    m, n, k, bits_a, bits_b = _tile(view, 0), _tile(view, 1), _tile(view, 2), ml.get("element_a_bits"), \
+        ml.get("element_b_bits")
+    if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)):
+        return None
+    capacity = SM90_SMEM_CAPACITY // 128 * 128 - -(-carveout // 128) * 128
+    best = 0
+    for ba, bb in {(bits_a, bits_b), (bits_b, bits_a)}:
+        stage = -(-(-(-ba * m * k // 8) + -(-bb * n * k // 8)) // 128) * 128 + 16
+        best = max(best, capacity // stage)
+    return best
+
 
 @derived("auto_stage_leftover_bytes", "cutlass")
 def auto_stage_leftover_bytes(view: View) -> int | None:
