@@ -7,7 +7,10 @@ apply: read what decides applicability first, and return before reading the rest
 """
 from __future__ import annotations
 
+import functools
+import json
 import math
+from pathlib import Path
 from typing import Any, Callable
 
 View = dict[str, Any]
@@ -1218,6 +1221,112 @@ def instruction_shape_supported(view: View) -> bool | None:
     if _short(g.get("op_class")) != "OpClassTensorOp" or inst is None or a != b or a not in _MMA_SYNC_SHAPES:
         return None
     return tuple(inst) in _MMA_SYNC_SHAPES[a]
+
+
+# ---- 2.x template specializations, read from the CUTLASS headers by tools/gen_cutlass2x_tables.py ----
+@functools.lru_cache(maxsize=1)
+def _cutlass2x_tables() -> dict:
+    path = Path(__file__).with_name("cutlass2x_specializations.json")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _spec_name(v: Any) -> Any:
+    """A template argument as the table writes it: no cutlass::/arch::/layout:: prefix, int as int32_t."""
+    if not isinstance(v, str):
+        return v
+    v = v.removeprefix("cutlass::")
+    v = v.removeprefix("arch::").removeprefix("layout::")
+    return {"int": "int32_t"}.get(v, v)
+
+
+def _spec_matches(row: dict, values: dict) -> bool:
+    return all(row.get(k) == "*" or row.get(k) == v for k, v in values.items())
+
+
+def _gemm2x_kernel_args(view: View) -> dict | None:
+    """The template arguments device::Gemm hands to kernel::DefaultGemm: for a ColumnMajor C, the
+    partial specialization of device::Gemm (gemm/device/gemm.h:572-630) swaps A and B, transposes
+    their layouts and uses a RowMajor C. None when one of them is unknown."""
+    g = _part(view, "gemm")
+    keys = ("op_class", "arch", "element_a", "layout_a", "element_b", "layout_b", "layout_c", "element_accumulator",
+            "instruction_shape", "stages", "operator")
+    values = {k: g.get(k) for k in keys}
+    if any(v is None or not isinstance(v, (str, int, list)) or isinstance(v, bool) for v in values.values()):
+        return None
+    values = {k: _spec_name(v) for k, v in values.items()}
+    if values["layout_c"] == "ColumnMajor":
+        flip = {"RowMajor": "ColumnMajor", "ColumnMajor": "RowMajor"}
+        values.update(element_a=values["element_b"], element_b=values["element_a"], layout_c="RowMajor",
+                      layout_a=flip.get(values["layout_b"], values["layout_b"]),
+                      layout_b=flip.get(values["layout_a"], values["layout_a"]))
+    return values
+
+
+@derived("default_gemm_problem", "cutlass")
+def default_gemm_problem(view: View) -> str | None:
+    """Why no cutlass::gemm::kernel::DefaultGemm specialization (gemm/kernel/default_gemm.h) serves a
+    2.x tensor-op GEMM; "" when one does, None when an argument is unknown."""
+    args = _gemm2x_kernel_args(view)
+    if args is None:
+        return None
+    if args["op_class"] != "OpClassTensorOp":
+        return ""
+    keys = ("op_class", "arch", "element_a", "layout_a", "element_b", "layout_b", "layout_c", "element_accumulator",
+            "instruction_shape", "stages", "operator")
+    rows = _cutlass2x_tables()["default_gemm"]
+    if any(_spec_matches(r, {k: args[k] for k in keys}) for r in rows):
+        return ""
+    same_arch = [r for r in rows if r["op_class"] == "OpClassTensorOp" and r["arch"] == args["arch"]
+                 and not str(r["layout_a"]).endswith(">")]
+    if not same_arch:
+        return f"DefaultGemm has no tensor-op specialization for arch::{args['arch']}"
+    wants = []
+    for r in same_arch:
+        need = []
+        if r["instruction_shape"] != "*":
+            need.append("InstructionShape GemmShape<" + ", ".join(map(str, r["instruction_shape"])) + ">")
+        if r["stages"] != "*":
+            need.append(f"Stages = {r['stages']}")
+        wants.append(" and ".join(need) or "other arguments")
+    shape = "x".join(map(str, args["instruction_shape"])) if isinstance(args["instruction_shape"], list) else "?"
+    return (f"DefaultGemm for arch::{args['arch']} needs {' or '.join(wants)}, not InstructionShape {shape} with "
+            f"Stages = {args['stages']}")
+
+
+@derived("arch_mma_problem", "cutlass")
+def arch_mma_problem(view: View) -> str | None:
+    """Why the warp-level tensor-op MMA of a 2.x GEMM finds no cutlass::arch::Mma specialization
+    (arch/mma_sm75.h, mma_sm80.h, mma_sm89.h, ...): DefaultMmaTensorOp (gemm/warp/default_mma_tensor_op.h:99-104)
+    asks for arch::Mma<InstructionShape, 32, ElementA, RowMajor, ElementB, ColumnMajor, ElementAccumulator,
+    RowMajor, Operator>, except for its specializations (default_mma_tensor_op_sm80.h: float A and B run
+    as tfloat32_t, ...). Judged for the DefaultGemm paths that use it (Sm75, Sm80); "" when the MMA
+    exists or when only the instruction shape is wrong (FL322), None when an argument is unknown."""
+    args = _gemm2x_kernel_args(view)
+    if args is None:
+        return None
+    if args["op_class"] != "OpClassTensorOp" or args["arch"] not in ("Sm75", "Sm80") or default_gemm_problem(view):
+        return ""
+    if instruction_shape_supported(view) is False:
+        return ""
+    tables = _cutlass2x_tables()
+    elements = {"element_a": args["element_a"], "element_b": args["element_b"],
+                "element_c": args["element_accumulator"], "operator": args["operator"]}
+    for r in tables["default_mma_tensor_op"]:
+        if _spec_matches({k: r[k] for k in elements}, elements):
+            uses = r.get("arch_mma")
+            if uses is None or any(not isinstance(v, str) or v[:1].isupper() for v in uses.values()):
+                return None  # a dependent type (the mixed-input upcast): not judged
+            elements = dict(uses)
+            break
+    want = {"shape": args["instruction_shape"], "threads": 32, "element_a": elements["element_a"],
+            "layout_a": "RowMajor", "element_b": elements["element_b"], "layout_b": "ColumnMajor",
+            "element_c": elements["element_c"], "layout_c": "RowMajor", "operator": elements["operator"]}
+    if any(_spec_matches(r, want) for r in tables["arch_mma"]):
+        return ""
+    shape = "x".join(map(str, args["instruction_shape"]))
+    return (f"no arch::Mma<GemmShape<{shape.replace('x', ', ')}>, 32, {want['element_a']}, {want['element_b']}, "
+            f"{want['element_c']}, {want['operator']}> exists (mma.sync has no {shape} instruction for "
+            f"{want['element_a']} x {want['element_b']} accumulating in {want['element_c']})")
 
 
 @derived("default_config_problem", "cutlass")
