@@ -1329,6 +1329,64 @@ def arch_mma_problem(view: View) -> str | None:
             f"{want['element_a']} x {want['element_b']} accumulating in {want['element_c']})")
 
 
+SM90_MAX_THREADS_PER_BLOCK = 1024
+SM90_REGISTERS_PER_BLOCK = 65536  # 32-bit registers a block may use (the register file of an SM)
+
+
+@derived("threads_2x", "cutlass")
+def threads_2x(view: View) -> int | None:
+    """kThreadCount of a 2.x GEMM kernel: 32 x the warps of the threadblock tile
+    (gemm/kernel/gemm.h: WarpCount = ThreadblockShape / WarpShape; device/gemm.h:478 launches
+    dim3 block(GemmKernel::kThreadCount))."""
+    tb, warp = _shape2x(view, "threadblock_shape"), _shape2x(view, "warp_shape")
+    if tb is None or warp is None or 0 in warp or any(t % w for t, w in zip(tb, warp)):
+        return None
+    return 32 * (tb[0] // warp[0]) * (tb[1] // warp[1]) * (tb[2] // warp[2])
+
+
+@derived("registers_min_2x", "cutlass")
+def registers_min_2x(view: View) -> int | None:
+    """A lower bound of the 32-bit registers a thread of the 2.x tensor-op mainloop keeps live: its share
+    of the warp's accumulator tile (WarpM x WarpN accumulators over 32 lanes), the two warp-fragment
+    buffers for A and B that the mainloop double-buffers (WarpM x InstK and InstK x WarpN elements each,
+    gemm/threadblock/mma_multistage.h warp_loaded_frag_A/B[2], mma_pipelined.h warp_frag_A/B[2]) and one
+    64-bit global address; ptxas allocates at least this many (device_kernel.h:74 Kernel has no
+    __launch_bounds__, so it does not trade registers for threads)."""
+    g = _part(view, "gemm")
+    warp, inst = _shape2x(view, "warp_shape"), _shape2x(view, "instruction_shape")
+    bits_a, bits_b, bits_c = g.get("element_a_bits"), g.get("element_b_bits"), g.get("element_accumulator_bits")
+    if _short(g.get("op_class")) != "OpClassTensorOp" or warp is None or inst is None or \
+            not all(isinstance(b, int) for b in (bits_a, bits_b, bits_c)):
+        return None
+    acc = warp[0] * warp[1] * bits_c // 1024
+    frag_a, frag_b = warp[0] * inst[2] * bits_a // 1024, inst[2] * warp[1] * bits_b // 1024
+    return acc + 2 * (frag_a + frag_b) + 2
+
+
+@derived("threadblock_resource_problem", "cutlass")
+def threadblock_resource_problem(view: View) -> str | None:
+    """Why a 2.x GEMM's threadblock cannot be launched on sm_90: more than 1024 threads, or more
+    registers than the 65536 of an SM (registers_min_2x per thread, allocated in units of 8); "" when it
+    fits, None when unknown. Stages < 2 is FL325's case and not judged."""
+    stages = _part(view, "gemm").get("stages")
+    threads = threads_2x(view)
+    if threads is None or not isinstance(stages, int):
+        return None
+    if stages < 2:
+        return ""
+    if threads > SM90_MAX_THREADS_PER_BLOCK:
+        return (f"{threads // 32} warps make a {threads}-thread block, more than the {SM90_MAX_THREADS_PER_BLOCK} "
+                "threads a block may have (the thread maps of small warp tiles also run out of iterations)")
+    regs = registers_min_2x(view)
+    if regs is None:
+        return None
+    if min(-(-regs // 8) * 8, 256) * threads > SM90_REGISTERS_PER_BLOCK:  # at most 255 per thread (ptxas spills)
+        return (f"{threads // 32} warps make a {threads}-thread block, and each thread keeps at least {regs} "
+                f"registers live (accumulators and double-buffered A/B fragments of the warp tile): more than "
+                f"the {SM90_REGISTERS_PER_BLOCK} registers of an SM")
+    return ""
+
+
 @derived("default_config_problem", "cutlass")
 def default_config_problem(view: View) -> str | None:
     """Why CUTLASS has no DefaultGemmConfiguration for a 2.x GEMM that relies on the defaults."""
