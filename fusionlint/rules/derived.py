@@ -1018,7 +1018,7 @@ def _stage_slice_divisible(swizzle: int, stage_stride: int, stages: int | None) 
     return result
 
 
-def _k_major(layout: Any, operand: str) -> bool | None:
+def _operand_k_major(layout: Any, operand: str) -> bool | None:
     short = _short(layout)
     if short not in ("RowMajor", "ColumnMajor"):
         return None
@@ -1043,7 +1043,7 @@ def smem_stage_slice_problem(view: View) -> str | None:
     ml = _part(view, "mainloop")
     m, n, k = _tile(view, 0), _tile(view, 1), _tile(view, 2)
     bits_a, bits_b = ml.get("element_a_bits"), ml.get("element_b_bits")
-    ka, kb = _k_major(ml.get("layout_a"), "a"), _k_major(ml.get("layout_b"), "b")
+    ka, kb = _operand_k_major(ml.get("layout_a"), "a"), _operand_k_major(ml.get("layout_b"), "b")
     if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)) or ka is None or kb is None:
         return None
     if m % 64 or n % 8:  # the GMMA selector fails first (FL308, FL332)
@@ -1478,3 +1478,24 @@ def tma_misaligned_extent(view: View) -> str | None:
             return (f"{extent.upper()} = {value}, the contiguous extent of {_short(layout)} {name}, is not a "
                     f"multiple of {need} {bits}-bit elements (16 bytes)")
     return None if unknown or not checks else ""
+
+
+@derived("misaligned_2x_operand", "cutlass")
+def misaligned_2x_operand(view: View) -> str | None:
+    """The first TensorRef of a 2.x GEMM's Arguments whose leading dimension is not a multiple of
+    its operand's alignment, as ``kernel::Gemm::can_implement`` checks it with
+    ``TensorRef_aligned`` (A: AlignmentA, B: AlignmentB, C and D: the epilogue's access width);
+    "" when all are, None when a leading dimension or an alignment is unknown."""
+    problem, gemm = _part(view, "problem"), _part(view, "gemm")
+    checks = [("A", "ld_a", gemm.get("alignment_a")), ("B", "ld_b", gemm.get("alignment_b")),
+              ("C", "ld_c", gemm.get("alignment_c")), ("D", "ld_d", gemm.get("alignment_c"))]
+    unknown = False
+    for name, key, alignment in checks:
+        ld = problem.get(key)
+        if not isinstance(ld, int) or not isinstance(alignment, int) or alignment <= 0:
+            unknown = True
+            continue
+        if ld % alignment:
+            return (f"the leading dimension of {name} is {ld}, not a multiple of its {alignment}-element "
+                    f"alignment")
+    return None if unknown else ""
