@@ -4,8 +4,9 @@
 
 For rule FLnnn the failing fixtures are fixtures/cublaslt/rules/FLnnn_*.cpp without the `_ok`
 suffix, the passing ones those with it. `observed` summarises, per fixture, the first
-non-SUCCESS call (or the numerics) as recorded on the device. Only `evidence: {}` lines and
-previously generated blocks are rewritten.
+non-SUCCESS call (or the numerics) as recorded on the device. Only the blocks of rules whose
+`device_record:` is this record, and `evidence: {}` blocks with fixtures in it, are rewritten:
+a ruleset's rules may cite different records.
 """
 from __future__ import annotations
 
@@ -81,7 +82,16 @@ def main() -> int:
             start = i
             while i < len(lines) and (lines[i].startswith(indent + " ") and lines[i].strip()):
                 i += 1
-            out.append(block(code, record_path, programs, indent, lines[start:i]))
+            old = lines[start:i]
+            cited = next((m[1] for x in old if (m := re.match(r"\s*device_record:\s*(\S+)", x))), None)
+            fixtures = any(f.startswith(f"fixtures/") and Path(f).stem.startswith(f"{code}_") for f in programs)
+            new = block(code, record_path, programs, indent, old)
+            ran = any(f"{Path(f).stem}: not run" not in new for f in programs if Path(f).stem.startswith(f"{code}_"))
+            if (cited == record_path or (cited is None and fixtures)) and ran:
+                out.append(new)
+            else:
+                out.append(line)
+                out.extend(old)
             continue
         out.append(line)
         i += 1

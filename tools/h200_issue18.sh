@@ -5,6 +5,11 @@
 # nvidia-cutlass 4.2 wheel: .cutlass/include and .cutlass/util/include); results go to $OUT (the
 # device tool brings them back). Needs python3 and nvcc only.
 #
+#   tools/h200_issue18.sh lint             fusionlint in instantiated mode (-I the CUTLASS headers)
+#                                          over the same programs, -j nproc; needs fusionlint's
+#                                          dependencies as wheels in .whl/ (carry .whl and .cutlass;
+#                                          how to fill .whl: tools/h200_issue15.sh). OFFSET/COUNT
+#                                          pick a slice (COUNT 0: all), STEP=k every k-th program.
 #   tools/h200_issue18.sh mutations        builds and runs programs OFFSET.. of the SEED/TOTAL set
 #                                          (COUNT of them, default all) until TIME_LIMIT seconds
 #                                          have passed; what is left is recorded as not built, and
@@ -23,7 +28,7 @@
 #       --truth OUT1/h200-mutations-cutlass*.json OUT2/h200-mutations-cutlass*.json \
 #       --findings /tmp/mutc-findings.json --markdown /tmp/mutc.md
 set -euo pipefail
-step=${1:?usage: tools/h200_issue18.sh mutations}
+step=${1:?usage: tools/h200_issue18.sh mutations|lint}
 OUT=${OUT:?set OUT to the directory the results go to}
 SEED=${SEED:-1}
 TOTAL=${TOTAL:-320}
@@ -48,6 +53,26 @@ case "$step" in
       python3 -m fusionlint.evidence.mutations_cutlass run --dir /tmp/mutc --offset "$OFFSET" --count "$COUNT" \
       -j "$(nproc)" --time-limit "$TIME_LIMIT" --out "$OUT/$name"
     cp /tmp/mutc/manifest.json "$OUT/mutations-cutlass-manifest.json"
+    ;;
+  lint)
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+    export PYTHONPATH=/tmp/site:$PWD
+    mkdir -p "$OUT"
+    python3 -m fusionlint.evidence.mutations_cutlass generate --seed "$SEED" --count "$TOTAL" --out /tmp/mutc > /dev/null
+    python3 - "$OFFSET" "${COUNT:-0}" "${STEP:-1}" > /tmp/mutc-files.txt <<'PY'
+import json, sys
+off, count, step = (int(a) for a in sys.argv[1:])
+progs = ["/tmp/mutc/" + p["file"] for p in json.load(open("/tmp/mutc/manifest.json"))["programs"]]
+sel = progs[off:off + count] if count else progs[off:]
+print("\n".join(sel[::step]))
+PY
+    echo "linting $(wc -l < /tmp/mutc-files.txt) programs"
+    start=$(date +%s)
+    xargs -a /tmp/mutc-files.txt timeout "${TIME_LIMIT}" python3 -m fusionlint.cli check --no-cache --exit-zero \
+      --output-format json -j "$(nproc)" -I "$PWD/.cutlass/include" -I "$PWD/.cutlass/util/include" \
+      > "$OUT/lint-instantiated.json" 2> "$OUT/lint-instantiated.stderr" || echo "lint rc $?"
+    echo "lint took $(( $(date +%s) - start )) s"
+    tail -3 "$OUT/lint-instantiated.stderr"
     ;;
   *)
     echo "unknown step: $step" >&2

@@ -808,7 +808,27 @@ def _explain_syntactic(gemms: list[CutlassGemm], unit, path: str) -> None:
 _SA = re.compile(r"^static(?:_assert| assertion) failed(?: due to requirement '(?P<req>.*)')?(?:: (?P<msg>.*))?$",
                  re.S)
 _KEEP = re.compile(r"implicit instantiation of undefined template|incomplete type|no type named '\w+' in|"
-                   r"no matching (?:specialization|constructor)|Could not build")
+                   r"no matching (?:specialization|constructor)|Could not build|no member named|ambiguous")
+_HEADER_NOISE = re.compile(r"^(use of undeclared identifier|unknown type name|expected )")
+_CUTLASS_HEADER = re.compile(r"[/\\](?:cutlass|cute)[/\\]")
+
+
+def _kept_error(msg: str, loc, device_bodies: bool) -> bool:
+    """An error worth reporting as the GEMM's: one of the kinds above; and, when the prelude's
+    device declarations were in force (so that a known-good GEMM instantiates without errors),
+    any error inside a CUTLASS/CuTe header that is not a name the parse lacks."""
+    if _KEEP.search(msg):
+        return True
+    return device_bodies and loc.file is not None and bool(_CUTLASS_HEADER.search(loc.file.name)) \
+        and not _HEADER_NOISE.match(msg)
+
+
+def _device_bodies(unit) -> bool:
+    """Whether the prelude instantiated device bodies (its marker namespace is in the unit)."""
+    for c in unit.tu.cursor.get_children():
+        if c.kind == ci.CursorKind.NAMESPACE and c.spelling == "fusionlint_device_bodies":
+            return True
+    return False
 
 
 def _map_diagnostics(gemms: list[CutlassGemm], unit, path: str) -> None:
@@ -816,13 +836,17 @@ def _map_diagnostics(gemms: list[CutlassGemm], unit, path: str) -> None:
         return
     spans = [(g, _lines_of(g)) for g in gemms]
     seen: set[tuple] = set()
+    device_bodies: bool | None = None
     for d in unit.tu.diagnostics:
         if d.severity < ci.Diagnostic.Error:
             continue
         msg = d.spelling
         m = _SA.match(msg)
         if m is None and not _KEEP.search(msg):
-            continue
+            if device_bodies is None:
+                device_bodies = _device_bodies(unit)
+            if not _kept_error(msg, d.location, device_bodies):
+                continue
         loc = d.location
         in_main = loc.file is not None and loc.file.name == path
         main_lines: list[int] = [loc.line] if in_main else []
@@ -855,12 +879,38 @@ def _map_diagnostics(gemms: list[CutlassGemm], unit, path: str) -> None:
             targets = narrowed or targets[:1]
         if not targets:
             targets = [g for g, lines in spans if lines and min(lines) <= at_line <= max(lines)][:1]
+        if not targets:  # asked for at a use of the GEMM (``Gemm::Arguments``, ``Gemm gemm;``, ``gemm.run()``)
+            targets = _used_at(gemms, main_lines, unit, path)
         for g in targets:
             k = (id(g), readable, at_line)
             if k in seen:
                 continue
             seen.add(k)
             g.diagnostics.append(diag)
+
+
+def _line_words(unit, path: str, line: int) -> set[str]:
+    """The identifiers of one line of the main file (from libclang's tokens: the buffer parsed,
+    which in the editor is not the file on disk)."""
+    try:
+        tu = unit.tu
+        f = tu.get_file(path)
+        rng = ci.SourceRange.from_locations(ci.SourceLocation.from_position(tu, f, line, 1),
+                                            ci.SourceLocation.from_position(tu, f, line + 1, 1))
+        return {t.spelling for t in tu.get_tokens(extent=rng) if t.kind == ci.TokenKind.IDENTIFIER}
+    except Exception:  # noqa: BLE001 -- a line libclang cannot tokenize names nothing
+        return set()
+
+
+def _used_at(gemms: list[CutlassGemm], main_lines: list[int], unit, path: str) -> list[CutlassGemm]:
+    """The GEMM whose name a line of the instantiation chain spells (innermost first); the only
+    GEMM of the file when there is one."""
+    for line in main_lines:
+        words = _line_words(unit, path, line)
+        named = [g for g in gemms if g.name and g.name.split("::")[-1] in words]
+        if len(named) == 1:
+            return named
+    return gemms[:1] if len(gemms) == 1 else []
 
 
 _SYNTAX = re.compile(r"^(expected|extraneous|unterminated|missing terminating|invalid token|stray|"

@@ -519,8 +519,9 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
         for rule in by_scope.get("cutlass", []):
             if rule.at.startswith("problem."):  # judged once per literal problem size in the GEMM's Arguments
                 for p in g.problems:
+                    lds = tuple((f"ld_{x}", v) for x, v in (p.lds or {}).items())
                     pview = {**view, "problem": {k: (UNKNOWN if v is None else v)
-                                                 for k, v in (("m", p.m), ("n", p.n), ("k", p.k))}}
+                                                 for k, v in (("m", p.m), ("n", p.n), ("k", p.k), *lds)}}
                     if judge(rule, pview, ctx, p.at):
                         findings.append(_finding(rule, pview, p.at, note))
                 continue
@@ -608,17 +609,30 @@ def _mode_note(g: CutlassGemm) -> tuple[Related, ...]:
 
 
 def static_assert_findings(g: CutlassGemm, limit: int = 3) -> list[Finding]:
-    """FL300: CUTLASS static_asserts that failed when libclang instantiated the GEMM (instantiated mode)."""
+    """FL300: what fails when libclang instantiates the GEMM with the CUTLASS headers
+    (instantiated mode): CUTLASS static_asserts first, then other hard errors the instantiation
+    raises inside the CUTLASS headers (an incomplete type, a missing member, no matching
+    specialization), each at the user's line that asked for the instantiation."""
+    asserts = [d for d in g.diagnostics if d.kind == "static_assert"]
+    errors = [d for d in g.diagnostics if d.kind == "error"]
     out = []
-    for d in [d for d in g.diagnostics if d.kind == "static_assert"][:limit]:
-        related = (Related(d.header_loc.path, d.header_loc.line, d.header_loc.column, "the assertion in CUTLASS"),) \
+    for d in [*asserts, *errors][:limit]:
+        related = (Related(d.header_loc.path, d.header_loc.line, d.header_loc.column, "the assertion in CUTLASS"
+                           if d.kind == "static_assert" else "the error in CUTLASS"),) \
             if d.header_loc is not None else ()
+        if d.kind == "static_assert":
+            message = (f'CUTLASS static_assert fails for {g.name or "this GEMM"}: "{d.message}" (found by '
+                       "instantiating the templates with the CUTLASS headers; nvcc stops at the same assertion)")
+        else:
+            text = d.message if len(d.message) <= 300 else d.message[:297] + "..."
+            message = (f"CUTLASS does not compile for {g.name or 'this GEMM'}: {text} (found by "
+                       "instantiating the templates with the CUTLASS headers; nvcc fails there too)")
         out.append(Finding(CUTLASS_STATIC_ASSERT, BUILTIN_CODES[CUTLASS_STATIC_ASSERT][0], "error", d.at.path,
-                           d.at.line, d.at.column,
-                           f'CUTLASS static_assert fails for {g.name or "this GEMM"}: "{d.message}" (found by '
-                           f"instantiating the templates with the CUTLASS headers; nvcc stops at the same assertion)",
+                           d.at.line, d.at.column, message,
                            "change the template argument the assertion names; `fusionlint facts` shows the "
-                           "GEMM's resolved arguments", related))
+                           "GEMM's resolved arguments" if d.kind == "static_assert" else
+                           "no CUTLASS specialization serves this combination of template arguments; "
+                           "`fusionlint facts` shows the GEMM's resolved arguments", related))
     return out
 
 

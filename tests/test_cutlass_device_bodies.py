@@ -1,0 +1,63 @@
+"""Instantiated mode reaches what nvcc instantiates for sm_90a (issue 18 item 1): with the CUTLASS
+and CUDA toolkit headers, the prelude turns on the kernels' and collectives' device bodies, so
+their static_asserts and hard errors are the GEMM's diagnostics, mapped to the user's line that
+asked for the instantiation (also a *use* of the GEMM, ``gemm.run()``); a known-good kernel gets
+none. Without the headers the prelude changes nothing."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from fusionlint.frontend.cutlass import _device_bodies, extract_cutlass
+from fusionlint.frontend.parse import ParseOptions, parse_file
+from test_extract_cutlass import cutlass_include_dirs, needs_cutlass
+
+RULES = FIXTURES / "cutlass" / "rules"
+KERNELS = Path(__file__).resolve().parents[1] / "kernels_ref" / "cutlass"
+
+
+def instantiated(path: Path):
+    unit = parse_file(path, ParseOptions(include_dirs=cutlass_include_dirs() + [str(path.parent)]))
+    return unit, extract_cutlass(unit)
+
+
+def line_of(path: Path, snippet: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if snippet in line)
+
+
+def test_without_the_headers_no_device_bodies(tmp_path):
+    path = tmp_path / "t.cu"
+    path.write_text('#include "cutlass/cutlass.h"\nint x;\n')  # found nowhere: an empty stand-in
+    unit = parse_file(path, ParseOptions(use_system_headers=False))
+    assert not _device_bodies(unit)
+
+
+@needs_cutlass
+def test_device_member_static_assert_is_reported_at_the_users_use():
+    # a cooperative mainloop with the TmaWarpSpecialized epilogue: the assertion is in the
+    # epilogue's __device__ store(), which host-only parsing never instantiated
+    path = RULES / "FL329_coop_ws_epi.cu"
+    unit, (g,) = instantiated(path)
+    assert _device_bodies(unit)
+    asserts = [d for d in g.diagnostics if d.kind == "static_assert"]
+    assert [d.message for d in asserts] == ["MMA_TILE_M must divide EPI_TILE_M"]
+    assert asserts[0].at.path == str(path)
+    assert asserts[0].header_loc.path.endswith("sm90_epilogue_tma_warpspecialized.hpp")
+
+
+@needs_cutlass
+def test_a_missing_2x_specialization_is_an_error_diagnostic():
+    path = RULES / "FL335_2x_sm70_tag.cu"
+    _, (g,) = instantiated(path)
+    errors = [d for d in g.diagnostics if d.kind == "error"]
+    assert errors and "DefaultGemm" in errors[0].message and errors[0].at.path == str(path)
+
+
+@needs_cutlass
+@pytest.mark.parametrize("name", ["bf16_coop_1x1.cu", "fp16_sm80_2x.cu"])
+def test_known_good_kernels_instantiate_without_diagnostics(name):
+    unit, gemms = instantiated(KERNELS / name)
+    assert _device_bodies(unit)
+    assert gemms and all(not g.diagnostics for g in gemms)
