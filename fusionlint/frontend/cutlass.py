@@ -304,12 +304,15 @@ def _stage_facts(f: MainloopBuilder, a: ArgRes | None) -> None:
             f.stage_count_kind = derived("auto_carveout")
             f.carveout_bytes = derived(n) if n is not None else derived(None, _why(v.args[0] if v.args else None,
                                                                                   "carve-out not constant"))
+            if n is None and v.args and isinstance(v.args[0], VUnknown) and v.args[0].tag:
+                f.carveout_of = derived(v.args[0].tag)
         f.stages = derived(None, "chosen by the collective builder from the shared memory left"
                            + (" after the carve-out" if n else ""))
         return
     if name == "cutlass::gemm::collective::StageCountAutoCarveoutEpi":
         f.stage_count_kind = derived("auto_carveout")
         f.carveout_bytes = derived(None, "the epilogue's shared storage size is only known with the CUTLASS headers")
+        f.carveout_of = derived("epilogue_shared_storage")
         f.stages = derived(None, "chosen by the collective builder from the shared memory left after the carve-out")
         return
     why = f"stage count type {render(v)} not recognised"

@@ -53,6 +53,9 @@ class VType:
 @dataclass(frozen=True)
 class VUnknown:
     reason: str
+    # what the unknown value is, where a rule can still use that: "epilogue_shared_storage" for
+    # sizeof(CollectiveEpilogue::SharedStorage), whose lower bound the rules compute from the epilogue
+    tag: str = ""
 
 
 @dataclass(frozen=True)
@@ -408,7 +411,7 @@ class Evaluator:
             r = self.eval_term(term.operand, scope, env)
             if isinstance(r.value, VUnknown):
                 return Res(VUnknown(f"sizeof: {r.value.reason}" if not r.value.reason.startswith("sizeof")
-                                    else r.value.reason), origin)
+                                    else r.value.reason, r.value.tag), origin)
             bits = element_size_bits(r.value)
             if bits is None or bits == 0:
                 return unknown(f"{term.op} of {render(r.value)} is only known to the compiler", origin)
@@ -686,8 +689,9 @@ class Evaluator:
             what = {"mainloop_builder": "mainloop", "epilogue_builder": "epilogue", "collective_mma": "collective",
                     "kernel": "kernel", "adapter": "GEMM", "gemm2x": "GEMM"}.get(v.key[0], "CUTLASS type")
             alias = r.via[0] if r.via else what
-            return ("value", unknown(f"{alias}::{name} is a member of the CUTLASS {what}, only known with the "
-                                     "CUTLASS headers", origin))
+            tag = "epilogue_shared_storage" if v.key[0] == "epilogue_builder" and name == "SharedStorage" else ""
+            return ("value", Res(VUnknown(f"{alias}::{name} is a member of the CUTLASS {what}, only known with the "
+                                          "CUTLASS headers", tag), origin))
         if isinstance(v, VType):
             q = v.name
             if name == "value" and q == "cutlass::sizeof_bits" and v.args:

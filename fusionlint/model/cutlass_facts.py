@@ -95,6 +95,9 @@ class MainloopBuilder:
     stage_count_kind: Param = field(default_factory=Param)  # "fixed" | "auto" | "auto_carveout"
     stages: Param = field(default_factory=Param)  # int for StageCount<N> / Int<N>
     carveout_bytes: Param = field(default_factory=Param)  # for StageCountAutoCarveout<N>
+    # what an unknown carve-out is: "epilogue_shared_storage" for StageCountAutoCarveout<sizeof(
+    # CollectiveEpilogue::SharedStorage)> and StageCountAutoCarveoutEpi (the rules bound it from the epilogue)
+    carveout_of: Param = field(default_factory=Param)
     kernel_schedule: Param = field(default_factory=Param)
     name: str = ""  # the alias that holds it, e.g. CollectiveMainloop
     loc: Loc | None = None  # where the builder is written

@@ -774,7 +774,7 @@ def auto_stage_bytes(view: View) -> int | None:
 
 
 @derived("auto_stage_count_max", "cutlass")
-def auto_stage_count_max(view: View) -> int | None:
+def auto_stage_count_max(view: View, carveout_min: int | None = None) -> int | None:
     """The most stages StageCountAuto / StageCountAutoCarveout<B> can give in an sm_90 builder:
     compute_stage_count_or_override (gemm/collective/builders/sm90_gmma_builder.inl:69-84),
     (232448 / align * align - round_up(B, align)) / (round_up(A tile + B tile, align) + 16), with the
@@ -787,7 +787,7 @@ def auto_stage_count_max(view: View) -> int | None:
     if kind not in ("auto", "auto_carveout"):
         return None
     carveout = ml.get("carveout_bytes") if kind == "auto_carveout" else 0
-    carveout = carveout if isinstance(carveout, int) and not isinstance(carveout, bool) else 0
+    carveout = carveout if isinstance(carveout, int) and not isinstance(carveout, bool) else (carveout_min or 0)
     m, n, k, bits_a, bits_b = _tile(view, 0), _tile(view, 1), _tile(view, 2), ml.get("element_a_bits"), \
         ml.get("element_b_bits")
     if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)):
@@ -1499,3 +1499,7 @@ def misaligned_2x_operand(view: View) -> str | None:
             return (f"the leading dimension of {name} is {ld}, not a multiple of its {alignment}-element "
                     f"alignment")
     return None if unknown else ""
+
+
+# the TMA epilogue's shared memory (registers its quantities; it reads this module's helpers)
+from fusionlint.rules import derived_epilogue_storage  # noqa: E402,F401
