@@ -788,6 +788,15 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
         return row
 
+    def save_json(done: list[dict], partial: bool) -> None:
+        if args.json:
+            data = {"meta": dict(meta, partial=partial), "rows": done,
+                    "totals": {m: _jsonable(totals([r for r in done if r["mode"] == m]))
+                               for m in dict.fromkeys(r["mode"] for r in done)}}
+            tmp_json = args.json.with_name(args.json.name + ".tmp")
+            tmp_json.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+            os.replace(tmp_json, args.json)
+
     try:
         if args.jobs > 1:
             from concurrent.futures import ThreadPoolExecutor
@@ -795,21 +804,20 @@ def main(argv: list[str] | None = None) -> int:
             with ThreadPoolExecutor(max_workers=args.jobs) as pool:
                 for i, row in zip(range(len(jobs)), pool.map(one, range(len(jobs)))):
                     rows[i] = row
+                    save_json(rows[:i + 1], partial=True)  # an interrupted run keeps what it measured
         else:
             for i in range(len(jobs)):
                 rows[i] = one(i)
+                save_json(rows[:i + 1], partial=True)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
     meta["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    meta["partial"] = False
     report = render_markdown(rows, meta, title=args.title)
     if args.markdown:
         args.markdown.write_text(with_notes(report, args.markdown) + "\n", encoding="utf-8")
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "rows": rows,
-                                         "totals": {m: _jsonable(totals([r for r in rows if r["mode"] == m]))
-                                                    for m in dict.fromkeys(r["mode"] for r in rows)}},
-                                        indent=1, default=str) + "\n", encoding="utf-8")
+    save_json(rows, partial=False)
     if not args.markdown:
         print(report)
     return 0
