@@ -4,6 +4,7 @@
     python bench/run.py                 # everything that this machine can do (nvcc if on PATH)
     python bench/run.py --quick         # a few minutes: no CUTLASS-3, nvcc, trees or 1000-file run
     python bench/run.py --no-nvcc       # skip nvcc compile times (a CUTLASS-3 kernel takes minutes)
+    python bench/run.py --cutlass-only  # the CUTLASS kernels against nvcc only (no cuBLASLt file, no trees)
     python bench/run.py --write         # also write bench/RESULTS.md
 
 For each representative file (a cuBLASLt program, a CUTLASS-3 Sm90 kernel, a CUTLASS-2 kernel, a
@@ -38,6 +39,8 @@ FILES = {
     "CUTLASS-3 Sm90 kernel": Path("kernels_ref/cutlass/bf16_coop_1x1.cu"),
     "CUTLASS-2 kernel": Path("kernels_ref/cutlass/fp16_sm80_2x.cu"),
 }
+# a second file with the same include block, linted after the first built its PCH
+LATER_FILES = {"CUTLASS-3 Sm90 kernel": Path("kernels_ref/cutlass/fp16_pingpong_2x1.cu")}
 
 
 def snapshot(work: Path) -> Path:
@@ -234,6 +237,14 @@ def per_file(fl: Fusionlint, label: str, path: Path, repeat: int, with_nvcc: boo
         pch_runs.append({"wall": run["wall"], "worker": outcome.get("seconds"), "pch": outcome.get("pch")})
         assert run["out"] == cold["out"], f"{label}: output with PCH differs"
     r["pch"] = pch_runs
+    later = LATER_FILES.get(label)
+    if later is not None:  # another file with the same include block, after the PCH exists (issue 18)
+        shutil.rmtree(cache / "v1" / "results", ignore_errors=True)
+        run = fl.run("-j", "1", *extra, ROOT / later, cache=cache)
+        outcome = (run["stats"].get("outcomes") or [{}])[0]
+        r["later_file"] = {"file": str(later), "wall": run["wall"], "worker": outcome.get("seconds"),
+                           "pch": outcome.get("pch"),
+                           "nvcc": nvcc_time(ROOT / later, fl.work) if with_nvcc else None}
     pch_files = list((cache / "v1" / "pch").glob("*.pch"))
     r["pch_mb"] = round(sum(f.stat().st_size for f in pch_files) / 2**20, 1) if pch_files else 0
     r["nvcc"] = nvcc_time(path, fl.work) if with_nvcc else None
@@ -321,6 +332,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-nvcc", action="store_true")
+    ap.add_argument("--cutlass-only", action="store_true",
+                    help="only the CUTLASS files (with nvcc where it is on PATH): no cuBLASLt program, no trees")
     ap.add_argument("--repeat", type=int, default=3, help="runs per small measurement (median; default 3)")
     ap.add_argument("--repeat-small", type=int, default=11,
                     help="runs for the cuBLASLt program's raw parse, cold and warm runs (median; default 11)")
@@ -351,7 +364,10 @@ def main() -> int:
         files = {label: ROOT / rel for label, rel in FILES.items()}
         if ns.quick:
             files.pop("CUTLASS-3 Sm90 kernel")
-        files["large non-GEMM file (generated)"] = large_plain_file(work)
+        if ns.cutlass_only:
+            files = {label: path for label, path in files.items() if "CUTLASS" in label}
+        else:
+            files["large non-GEMM file (generated)"] = large_plain_file(work)
         for label, path in files.items():
             big = "CUTLASS" in label and bool(info["cutlass_headers"])
             # the small program's ratios are a few percent apart from their targets, and one run is ~2 s
@@ -362,49 +378,16 @@ def main() -> int:
             if "non-GEMM" in label:  # as users run it: the pre-filter passes over it
                 run = fl.run("-j", "1", path, cache=fl.fresh("plain"))
                 results["files"][label]["prefiltered"] = run["wall"]
-        if not ns.quick:
+        if ns.cutlass_only:
+            pass
+        elif not ns.quick:
             print("- 10 000 unrelated files", file=sys.stderr)
             tree = unrelated_tree(work, 10_000)
             run = fl.run(tree, cache=fl.fresh("unrelated-cache"))
             results["trees"]["unrelated_10000"] = {"wall": run["wall"], "files": run["stats"].get("files"),
                                                    "prefiltered": run["stats"].get("prefiltered"), "rc": run["rc"]}
-        print(f"- -j1 against -j{jobs}", file=sys.stderr)
-        subset = sorted((ROOT / "fixtures" / "cublaslt" / "rules").glob("*.cpp"))[:12 if ns.quick else 24]
-        one = fl.run("--no-system-headers", "-j", "1", *subset)
-        many = fl.run("--no-system-headers", "-j", str(jobs), *subset)
-        results["trees"]["jobs"] = {"files": len(subset), "j1": one["wall"], "jN": many["wall"], "N": jobs,
-                                    "identical": (one["out"], one["err"], one["rc"]) == (many["out"], many["err"], many["rc"])}
-        if not ns.quick:
-            print("- fixtures/ and kernels_ref/, cold and warm", file=sys.stderr)
-            cache = fl.fresh("tree-cache")
-            cold = fl.run("--no-system-headers", "-j", str(jobs), ROOT / "fixtures", ROOT / "kernels_ref", cache=cache)
-            warm = fl.run("--no-system-headers", "-j", str(jobs), ROOT / "fixtures", ROOT / "kernels_ref", cache=cache)
-            results["trees"]["fixtures"] = {"cold": cold["wall"], "warm": warm["wall"], "files": cold["stats"].get("files"),
-                                            "parsed_cold": cold["stats"].get("parsed"),
-                                            "hits_warm": warm["stats"].get("cache_hits"),
-                                            "identical": (cold["out"], cold["err"]) == (warm["out"], warm["err"])}
-            print("- 1000 cuBLASLt files: worker memory", file=sys.stderr)
-            many_root = cublaslt_files(work, 1000)
-            run = fl.run("--no-system-headers", "-j", str(jobs), many_root, cache=fl.fresh("many-cache"))
-            by_pid: dict[int, list[dict]] = {}
-            for o in run["stats"].get("outcomes", []):
-                by_pid.setdefault(o["pid"], []).append(o)
-            workers = []
-            for pid, outs in sorted(by_pid.items()):
-                outs.sort(key=lambda o: o["path"])  # dispatched in path order
-                rss = [o["rss_kb"] / 1024 for o in outs]
-                tail = rss[50:] or rss
-                xs = list(range(len(tail)))
-                mx, my = statistics.mean(xs), statistics.mean(tail)
-                var = sum((x - mx) ** 2 for x in xs) or 1
-                slope = sum((x - mx) * (y - my) for x, y in zip(xs, tail)) / var
-                workers.append({"files": len(outs), "peak_mib": round(max(o["max_rss_kb"] for o in outs) / 1024, 1),
-                                "rss_50_mib": round(rss[min(49, len(rss) - 1)], 1),
-                                "rss_mid_mib": round(rss[len(rss) // 2], 1), "rss_end_mib": round(rss[-1], 1),
-                                "slope_kib_per_file": round(slope * 1024, 2)})
-            results["trees"]["memory_1000"] = {"wall": run["wall"], "workers": workers,
-                                               "findings": run["out"].count("[FL100]"), "rc": run["rc"],
-                                               "unit_mib": translation_unit_mib(next(many_root.rglob("*.cpp")))}
+        if not ns.cutlass_only:
+            jobs_and_trees(ns, fl, jobs, results)
         info["load_average_at_end"] = os.getloadavg()
     report = render(results)
     print(report)
@@ -412,6 +395,48 @@ def main() -> int:
         (REPO / "bench" / "RESULTS.md").write_text(report)
         (REPO / "bench" / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
     return 0
+
+
+def jobs_and_trees(ns: argparse.Namespace, fl: "Fusionlint", jobs: int, results: dict) -> None:
+    """-j1 against -jN, the fixtures tree cold and warm, and the 1000-file memory run."""
+    work = fl.work
+    print(f"- -j1 against -j{jobs}", file=sys.stderr)
+    subset = sorted((ROOT / "fixtures" / "cublaslt" / "rules").glob("*.cpp"))[:12 if ns.quick else 24]
+    one = fl.run("--no-system-headers", "-j", "1", *subset)
+    many = fl.run("--no-system-headers", "-j", str(jobs), *subset)
+    results["trees"]["jobs"] = {"files": len(subset), "j1": one["wall"], "jN": many["wall"], "N": jobs,
+                                "identical": (one["out"], one["err"], one["rc"]) == (many["out"], many["err"], many["rc"])}
+    if not ns.quick:
+        print("- fixtures/ and kernels_ref/, cold and warm", file=sys.stderr)
+        cache = fl.fresh("tree-cache")
+        cold = fl.run("--no-system-headers", "-j", str(jobs), ROOT / "fixtures", ROOT / "kernels_ref", cache=cache)
+        warm = fl.run("--no-system-headers", "-j", str(jobs), ROOT / "fixtures", ROOT / "kernels_ref", cache=cache)
+        results["trees"]["fixtures"] = {"cold": cold["wall"], "warm": warm["wall"], "files": cold["stats"].get("files"),
+                                        "parsed_cold": cold["stats"].get("parsed"),
+                                        "hits_warm": warm["stats"].get("cache_hits"),
+                                        "identical": (cold["out"], cold["err"]) == (warm["out"], warm["err"])}
+        print("- 1000 cuBLASLt files: worker memory", file=sys.stderr)
+        many_root = cublaslt_files(work, 1000)
+        run = fl.run("--no-system-headers", "-j", str(jobs), many_root, cache=fl.fresh("many-cache"))
+        by_pid: dict[int, list[dict]] = {}
+        for o in run["stats"].get("outcomes", []):
+            by_pid.setdefault(o["pid"], []).append(o)
+        workers = []
+        for pid, outs in sorted(by_pid.items()):
+            outs.sort(key=lambda o: o["path"])  # dispatched in path order
+            rss = [o["rss_kb"] / 1024 for o in outs]
+            tail = rss[50:] or rss
+            xs = list(range(len(tail)))
+            mx, my = statistics.mean(xs), statistics.mean(tail)
+            var = sum((x - mx) ** 2 for x in xs) or 1
+            slope = sum((x - mx) * (y - my) for x, y in zip(xs, tail)) / var
+            workers.append({"files": len(outs), "peak_mib": round(max(o["max_rss_kb"] for o in outs) / 1024, 1),
+                            "rss_50_mib": round(rss[min(49, len(rss) - 1)], 1),
+                            "rss_mid_mib": round(rss[len(rss) // 2], 1), "rss_end_mib": round(rss[-1], 1),
+                            "slope_kib_per_file": round(slope * 1024, 2)})
+        results["trees"]["memory_1000"] = {"wall": run["wall"], "workers": workers,
+                                           "findings": run["out"].count("[FL100]"), "rc": run["rc"],
+                                           "unit_mib": translation_unit_mib(next(many_root.rglob("*.cpp")))}
 
 
 def render(res: dict) -> str:
@@ -459,8 +484,9 @@ def render(res: dict) -> str:
         u = t["unrelated_10000"]
         out.append(f"- 10 000 unrelated source files: {fmt(u['wall'])} ({u['prefiltered']} of {u['files']} "
                    f"pre-filtered, exit {u['rc']})")
-    j = t["jobs"]
-    out.append(f"- {j['files']} cuBLASLt fixtures (stand-in headers, no cache): -j1 {fmt(j['j1'])}, "
+    j = t.get("jobs") or {}
+    if j:
+        out.append(f"- {j['files']} cuBLASLt fixtures (stand-in headers, no cache): -j1 {fmt(j['j1'])}, "
                f"-j{j['N']} {fmt(j['jN'])} (speed-up {ratio(j['j1'], j['jN'])}); output byte-identical: {j['identical']}")
     if "fixtures" in t:
         f = t["fixtures"]
@@ -515,6 +541,12 @@ def targets(res: dict) -> list[str]:
                      f"exists: {first:.1f}× in the first run (which builds it) and {c3['nvcc'] / c3['cold']:.1f}× "
                      f"without any PCH (below 20×: libclang's own parse of the file is "
                      f"{c3['nvcc'] / c3['raw']['parse']:.1f}× under nvcc)")
+    if c3 and c3.get("nvcc") and c3.get("later_file", {}).get("nvcc"):
+        lf = c3["later_file"]
+        first, later = c3["nvcc"] / c3["pch"][0]["wall"], lf["nvcc"] / lf["wall"]
+        lines.append(f"- issue 18, instantiated mode against nvcc -c: the first CUTLASS-3 file ≥ 10×: {first:.1f}× "
+                     f"({verdict(first >= 10)}); a later file with the same includes ({lf['file']}, PCH "
+                     f"{lf['pch'] or 'not used'}) ≥ 20×: {later:.1f}× ({verdict(later >= 20)})")
     if "unrelated_10000" in t:
         u = t["unrelated_10000"]
         lines.append(f"- 10 000 unrelated files < 2 s: {u['wall']:.2f} s ({verdict(u['wall'] < 2)})")

@@ -61,3 +61,23 @@ def test_known_good_kernels_instantiate_without_diagnostics(name):
     unit, gemms = instantiated(KERNELS / name)
     assert _device_bodies(unit)
     assert gemms and all(not g.diagnostics for g in gemms)
+
+
+@needs_cutlass
+def test_the_pch_of_a_cutlass_file_keeps_the_bodies_device_checks_need(tmp_path):
+    # The PCH of a CUTLASS file's include block used to skip the headers' function bodies, which
+    # dropped every static_assert inside a (device) function body, such as the epilogue's store():
+    # with the device bodies on, the PCH keeps them and a file that uses it reports the same.
+    from fusionlint.frontend import parse as parse_mod
+
+    path = RULES / "FL329_coop_ws_epi.cu"
+    text = path.read_text()
+    args, _ = parse_mod.build_args(path, ParseOptions(include_dirs=cutlass_include_dirs() + [str(path.parent)]))
+    assert not parse_mod._may_skip_bodies(text, args)
+    assert parse_mod._may_skip_bodies(text, args + ["-DFUSIONLINT_NO_DEVICE_BODIES"])
+    options = ParseOptions(include_dirs=cutlass_include_dirs() + [str(path.parent)], pch_dir=str(tmp_path))
+    units = [parse_file(path, options, text=text) for _ in range(2)]  # the first notes it, the second builds it
+    assert units[1].pch == "used"
+    (g,) = extract_cutlass(units[1])
+    assert _device_bodies(units[1])
+    assert [d.message for d in g.diagnostics if d.kind == "static_assert"] == ["MMA_TILE_M must divide EPI_TILE_M"]

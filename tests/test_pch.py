@@ -214,9 +214,12 @@ PCH_WIDTH = parse.PCH_MIN_INCLUDES
 
 
 def test_cutlass_file_gets_its_pch_at_first_sight(tmp_path: Path, monkeypatch) -> None:
-    """With the CUTLASS headers found, a file that cannot call cuBLASLt has its include block
-    compiled without the headers' function bodies the first time it is seen: building and using
-    that PCH costs less than the plain parse it replaces. Every other file, and every file
+    """With the CUTLASS headers found, a CUDA file that includes CUTLASS keeps the headers' function
+    bodies in its PCH: the prelude instantiates the kernels' device bodies, whose static_asserts are
+    inside function bodies (so no PCH at first sight; the next sighting builds one with every body).
+    With the device bodies turned off (-DFUSIONLINT_NO_DEVICE_BODIES) such a file that cannot call
+    cuBLASLt has its include block compiled without the bodies the first time it is seen: building
+    and using that PCH costs less than the plain parse it replaces. Every other file, and every file
     without the CUTLASS headers, is parsed plainly at first sight (the next sighting builds)."""
     fake = tmp_path / "cutlass_include"
     (fake / "cutlass").mkdir(parents=True)
@@ -233,17 +236,27 @@ def test_cutlass_file_gets_its_pch_at_first_sight(tmp_path: Path, monkeypatch) -
     mixed = tmp_path / "mixed.cu"
     mixed.write_text("#include <cutlass/cutlass.h>\n#include <cublasLt.h>\n" + body)
     aged(kernel, mixed)
-    opts = ParseOptions(use_system_headers=True, pch_dir=str(tmp_path / "pch"))
 
-    plain = parse_file(kernel, ParseOptions(use_system_headers=True), text=kernel.read_text())
-    first = parse_file(kernel, opts, text=kernel.read_text())
+    def asserted(unit) -> list[str]:
+        return sorted(d.message.rsplit(": ", 1)[-1] for d in unit.diagnostics if "static assertion" in d.message)
+
+    opts = ParseOptions(use_system_headers=True, pch_dir=str(tmp_path / "pch"))
+    units = [parse_file(kernel, opts, text=kernel.read_text()) for _ in range(3)]
+    assert [u.pch for u in units] == [None, "used", "used"]
+    assert [asserted(u) for u in units] == [["constexpr", "in a body"]] * 3
+
+    no_device = ParseOptions(use_system_headers=True, pch_dir=str(tmp_path / "pch-no-device"),
+                             defines=["FUSIONLINT_NO_DEVICE_BODIES"])
+    plain = parse_file(kernel, ParseOptions(use_system_headers=True, defines=["FUSIONLINT_NO_DEVICE_BODIES"]),
+                       text=kernel.read_text())
+    first = parse_file(kernel, no_device, text=kernel.read_text())
     assert plain.pch is None and first.pch == "used"
     assert plain.header_mode["cutlass"] == str(fake)
-    records = [json.loads(p.read_text()) for p in (tmp_path / "pch").glob("*.json")]
+    records = [json.loads(p.read_text()) for p in (tmp_path / "pch-no-device").glob("*.json")]
     assert [r.get("bodies") for r in records if r.get("pch")] == ["skipped"]
     assert sorted(first.includes) == sorted(plain.includes)
-    found = sorted(d.message.rsplit(": ", 1)[-1] for d in first.diagnostics if "static assertion" in d.message)
-    assert found == ["constexpr"]  # the headers' ordinary bodies were skipped; constexpr ones are kept
-    assert parse_file(kernel, opts, text=kernel.read_text()).pch == "used"  # and reused
-    # a file that names cuBLASLt keeps every body: no PCH at first sight, one with bodies at the next
-    assert [parse_file(mixed, opts, text=mixed.read_text()).pch for _ in range(2)] == [None, "used"]
+    assert asserted(first) == ["constexpr"]  # the headers' ordinary bodies were skipped; constexpr ones are kept
+    assert parse_file(kernel, no_device, text=kernel.read_text()).pch == "used"  # and reused
+    # a file that names cuBLASLt keeps every body: no PCH of its own at first sight (the CUDA prelude's,
+    # which kernel.cu's parses built, is used), one with bodies at the next
+    assert [parse_file(mixed, opts, text=mixed.read_text()).pch for _ in range(2)] == ["prelude", "used"]

@@ -317,9 +317,24 @@ _PCH_PARSE_OPTIONS = ci.TranslationUnit.PARSE_SKIP_FUNCTION_BODIES
 _API_WORD = "cublasLt"  # frontend.cublaslt.API_PREFIX: the interpreter runs only where this is written
 
 
+_CUTLASS_INCLUDE = re.compile(r'#[ \t]*include[ \t]*[<"](?:cutlass|cute)/')
+_DEVICE_MARKER = "fusionlint_device_bodies"  # the prelude's namespace when it turns the device bodies on
+
+
 def _may_skip_bodies(text: str, args: list[str]) -> bool:
-    """Whether the file itself rules out the cuBLASLt interpreter (its headers are checked later)."""
-    return _API_WORD not in text and not any(_API_WORD in a for a in args)
+    """Whether the PCH of the file's include block may skip the headers' function bodies: not when the
+    file may call cuBLASLt (the interpreter reads the bodies; its headers are checked later), nor
+    when it is a CUDA file that includes CUTLASS, whose kernels and collectives the prelude then
+    instantiates down to their device bodies (their static_asserts are inside function bodies;
+    an include block that reaches CUTLASS through the user's own headers is caught in _build_pch)."""
+    if _API_WORD in text or any(_API_WORD in a for a in args):
+        return False
+    return not (PRELUDE in args and _CUTLASS_INCLUDE.search(text)
+                and not any("FUSIONLINT_NO_DEVICE_BODIES" in a for a in args))
+
+
+def _has_device_bodies(tu: ci.TranslationUnit) -> bool:
+    return any(c.kind == ci.CursorKind.NAMESPACE and c.spelling == _DEVICE_MARKER for c in tu.cursor.get_children())
 
 
 @dataclass(frozen=True)
@@ -452,11 +467,11 @@ def _lock(path: Path) -> bool:
 
 def _build_at_first_sight(pre: Preamble, mode: dict[str, str], skip: bool) -> bool:
     """Whether a file's own PCH is built the first time its include block is seen. Yes for a file
-    that cannot call cuBLASLt parsed with the CUTLASS headers: a PCH without the headers' function
-    bodies, built and used, costs less than the plain parse it replaces (CUTLASS-3 kernel: 9.5 s
-    against 16.4 s; CUTLASS-2: 3.5 s against 5.0 s, bench/RESULTS.md). Otherwise a PCH, which
-    keeps every body, costs more than a plain parse, and is built only when the block is seen
-    again."""
+    that cannot call cuBLASLt parsed with the CUTLASS headers and without their device bodies
+    (-DFUSIONLINT_NO_DEVICE_BODIES): a PCH without the headers' function bodies, built and used,
+    costs less than the plain parse it replaces (CUTLASS-3 kernel: 9.5 s against 16.4 s; CUTLASS-2:
+    3.5 s against 5.0 s, bench/RESULTS.md). Otherwise a PCH, which keeps every body, costs more
+    than a plain parse, and is built only when the block is seen again."""
     return skip and bool(pre.lines) and mode.get("cutlass", "not found") != "not found"
 
 
@@ -474,7 +489,9 @@ def _build_pch(path: Path, key: str, header_path: str, args: list[str], unsaved:
         since = time.time()
         tu, diags, missing = _parse_rounds(header_path, _pch_args(args), unsaved + [(header_path, pre.header)],
                                            options=_PCH_PARSE_OPTIONS if skip else 0)
-        if skip and _tu_mentions(tu, _API_WORD, dict(unsaved)):  # a header of the preamble may call cuBLASLt: keep every body
+        # a header of the preamble may call cuBLASLt, or the prelude instantiates CUTLASS's device
+        # bodies: keep every body
+        if skip and (_tu_mentions(tu, _API_WORD, dict(unsaved)) or _has_device_bodies(tu)):
             if first_sight:
                 return None
             skip = False
@@ -571,8 +588,9 @@ def _parse_with(path: Path, args: list[str], mode: dict[str, str], unsaved: list
         except OSError:
             pass
         return None
-    if meta.get("bodies") == "skipped" and _tu_mentions(tu, _API_WORD, dict(unsaved), (str(pch_file), header_path)):
-        return None  # a header after the preamble may call cuBLASLt: the interpreter needs every body
+    if meta.get("bodies") == "skipped" and (_tu_mentions(tu, _API_WORD, dict(unsaved), (str(pch_file), header_path))
+                                            or _has_device_bodies(tu)):
+        return None  # a header after the preamble may call cuBLASLt, or device bodies: every body is needed
 
     def remap(d: list) -> Diagnostic:
         severity, dpath, line, column, message = d
