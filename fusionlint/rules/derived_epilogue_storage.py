@@ -3,14 +3,15 @@
 A lower bound of ``sizeof(CollectiveEpilogue::SharedStorage)`` for the epilogues the sm_90
 epilogue builder makes with ``TmaWarpSpecialized`` / ``TmaWarpSpecializedCooperative``
 (CUTLASS 4.2 include/cutlass/epilogue/collective/builders/sm90_builder.inl and
-sm90_epilogue_tma_warpspecialized.hpp). The quantities read the fact views of ``derived``.
+sm90_epilogue_tma_warpspecialized.hpp). The quantities read the fact views of ``derived`` (its ``cutlass3`` and ``cutlass_view``).
 """
 from __future__ import annotations
 
-from fusionlint.rules.derived import (
-    SM90_SMEM_CAPACITY, View, _part, _short, _tile, auto_stage_count_max, auto_stage_leftover_bytes, derived,
-    epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
+from fusionlint.rules.derived.cutlass3 import (
+    auto_stage_count_max, auto_stage_leftover_bytes, epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
 )
+from fusionlint.rules.derived.cutlass_view import SM90_SMEM_CAPACITY, _part, _short, _tile
+from fusionlint.rules.derived.registry import View, derived
 
 
 def _epilogue_tile(view: View) -> tuple[int, int] | None:
