@@ -540,9 +540,12 @@ def test_recorded_device_run() -> None:
     # every rule fixture of both libraries is among them, each agreeing
     fixtures = {str(p.relative_to(ROOT)) for p in (FIXTURES / "cublaslt" / "rules").glob("*.cpp")}
     fixtures |= {str(p.relative_to(ROOT)) for p in (FIXTURES / "cutlass" / "rules").glob("*.cu")}
-    # The issue-18 rules' fixtures (FL329-FL336, FL340) have their harness record
-    # (h200-cutlass-issue18.json) but no `fusionlint verify` run yet: listed here until one is recorded.
-    issue18 = json.loads((ROOT / "kernels_ref" / "evidence" / "h200-cutlass-issue18.json").read_text())["programs"]
+    # The issue-18 rules' fixtures (FL329-FL336, FL340; FL341 and the new FL305/FL312/FL330 ones) have
+    # their harness record (h200-cutlass-issue18.json, h200-cutlass-issue18b.json) but no
+    # `fusionlint verify` run yet: listed here until one is recorded.
+    issue18 = {}
+    for name in ("h200-cutlass-issue18.json", "h200-cutlass-issue18b.json"):
+        issue18.update(json.loads((ROOT / "kernels_ref" / "evidence" / name).read_text())["programs"])
     verified = {c["path"] for c in configurations}
     not_yet = {f for f in fixtures - verified if f in issue18}
     assert fixtures - not_yet <= {c["path"] for c in configurations if c["agree"]}
