@@ -6,12 +6,12 @@ function reads to tell an undecided check (a fact it read is unknown) from one t
 apply: read what decides applicability first, and return before reading the rest.
 
 The quantities live in one module per scope and library (``attribute_set``, ``cublaslt``,
-``cutlass3``, ``cutlass2``; ``cutlass_view`` and ``cute_layout`` are their helpers); importing
+``cutlass3``, ``cutlass2``, ``epilogue_storage``; ``cutlass_view`` and ``cute_layout`` are their helpers); importing
 this package registers them all in ``REGISTRY`` (with ``SCOPES`` and ``BLAME``, ``registry.py``).
 """
 from __future__ import annotations
 
-from fusionlint.rules.derived import attribute_set, cublaslt, cutlass2, cutlass3  # noqa: F401 (they register)
+from fusionlint.rules.derived import attribute_set, cublaslt, cutlass2, cutlass3, epilogue_storage  # noqa: F401 (they register)
 from fusionlint.rules.derived.cublaslt import pointee_data_type
 from fusionlint.rules.derived.cute_layout import _coalesce_x, _stage_slice_divisible
 from fusionlint.rules.derived.cutlass3 import auto_stage_count_max, builder_kernel_schedule, \
@@ -21,7 +21,3 @@ from fusionlint.rules.derived.registry import BLAME, REGISTRY, SCOPE_NAMES, SCOP
 __all__ = ["BLAME", "REGISTRY", "SCOPES", "SCOPE_NAMES", "View", "blame", "derived", "walk", "pointee_data_type",
            "auto_stage_count_max", "builder_kernel_schedule", "explicit_epilogue_tile_supported", "_coalesce_x",
            "_stage_slice_divisible"]
-
-# the TMA epilogue's shared memory (rules/derived_epilogue_storage.py registers its quantities; it
-# reads cutlass3's and cutlass_view's helpers, not this package, so no import cycle)
-from fusionlint.rules import derived_epilogue_storage  # noqa: E402,F401

@@ -3,7 +3,6 @@ the collective builders' decisions (schedules, tiles, stage counts, epilogue til
 and the TMA collectives' can_implement checks of literal problem sizes."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from fusionlint.rules.derived.cute_layout import _smem_swizzle_bits, _stage_slice_divisible
@@ -226,24 +225,6 @@ def tma_epilogue(view: View) -> bool | None:
     return None if s is None else s in ("TmaWarpSpecialized", "TmaWarpSpecializedCooperative")
 
 
-@derived("epilogue_tile_min_bytes", "cutlass")
-def epilogue_tile_min_bytes(view: View) -> int | None:
-    """A lower bound of a TMA epilogue's shared memory: one automatic epilogue tile of D
-    (cooperative: min(128, TileM) x gcd(min(32, TileN), TileN); otherwise min(64, TileM) x
-    gcd(min(32 or 64, TileN), TileN) — sm90_compute_tile_shape_or_override in the epilogue builder)."""
-    ep = _part(view, "epilogue")
-    m, n, bits = _tile(view, 0), _tile(view, 1), ep.get("element_d_bits")
-    sched = epilogue_schedule(view)
-    if not all(isinstance(x, int) for x in (m, n, bits)) or sched is None or \
-            _short(ep.get("epilogue_tile")) != "EpilogueTileAuto":
-        return None
-    if sched == "TmaWarpSpecializedCooperative":
-        tm, tn = min(128, m), math.gcd(min(32, n), n)
-    else:
-        tm, tn = min(64, m), math.gcd(min(64 if bits == 8 and n % 64 == 0 else 32, n), n)
-    return tm * tn * bits // 8
-
-
 @derived("builder_kernel_schedule", "cutlass")
 def builder_kernel_schedule(view: View) -> str | None:
     """The kernel schedule the sm_90 mainloop builder builds with: KernelScheduleAuto resolved as
@@ -402,14 +383,6 @@ def smem_stage_slice_problem(view: View) -> str | None:
         if ok is None:
             unknown = True
     return None if unknown else ""
-
-
-@derived("auto_stages_leave_no_epilogue_room", "cutlass")
-def auto_stages_leave_no_epilogue_room(view: View) -> bool | None:
-    if tma_epilogue(view) is not True:
-        return None if tma_epilogue(view) is None else False
-    left, need = auto_stage_leftover_bytes(view), epilogue_tile_min_bytes(view)
-    return None if left is None or need is None else left < need
 
 
 @derived("tile_scheduler", "cutlass")
