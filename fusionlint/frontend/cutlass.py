@@ -36,6 +36,7 @@ from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
 from fusionlint.frontend.cutlass_problem import literal_problems
 from fusionlint.model.values import Loc
 from fusionlint.frontend.cutlass_ast import AstNode, AstReader
+from fusionlint.frontend.parse import has_device_bodies
 
 _CUTLASS_HINT = re.compile(r"\bcutlass\b|\bcute\b")
 
@@ -828,10 +829,7 @@ def _kept_error(msg: str, loc, device_bodies: bool) -> bool:
 
 def _device_bodies(unit) -> bool:
     """Whether the prelude instantiated device bodies (its marker namespace is in the unit)."""
-    for c in unit.tu.cursor.get_children():
-        if c.kind == ci.CursorKind.NAMESPACE and c.spelling == "fusionlint_device_bodies":
-            return True
-    return False
+    return has_device_bodies(unit.tu)
 
 
 def _map_diagnostics(gemms: list[CutlassGemm], unit, path: str) -> None:

@@ -333,7 +333,8 @@ def _may_skip_bodies(text: str, args: list[str]) -> bool:
                 and not any("FUSIONLINT_NO_DEVICE_BODIES" in a for a in args))
 
 
-def _has_device_bodies(tu: ci.TranslationUnit) -> bool:
+def has_device_bodies(tu: ci.TranslationUnit) -> bool:
+    """Whether the prelude turned on the device bodies in ``tu`` (its marker namespace is there)."""
     return any(c.kind == ci.CursorKind.NAMESPACE and c.spelling == _DEVICE_MARKER for c in tu.cursor.get_children())
 
 
@@ -491,7 +492,7 @@ def _build_pch(path: Path, key: str, header_path: str, args: list[str], unsaved:
                                            options=_PCH_PARSE_OPTIONS if skip else 0)
         # a header of the preamble may call cuBLASLt, or the prelude instantiates CUTLASS's device
         # bodies: keep every body
-        if skip and (_tu_mentions(tu, _API_WORD, dict(unsaved)) or _has_device_bodies(tu)):
+        if skip and (_tu_mentions(tu, _API_WORD, dict(unsaved)) or has_device_bodies(tu)):
             if first_sight:
                 return None
             skip = False
@@ -589,7 +590,7 @@ def _parse_with(path: Path, args: list[str], mode: dict[str, str], unsaved: list
             pass
         return None
     if meta.get("bodies") == "skipped" and (_tu_mentions(tu, _API_WORD, dict(unsaved), (str(pch_file), header_path))
-                                            or _has_device_bodies(tu)):
+                                            or has_device_bodies(tu)):
         return None  # a header after the preamble may call cuBLASLt, or device bodies: every body is needed
 
     def remap(d: list) -> Diagnostic:

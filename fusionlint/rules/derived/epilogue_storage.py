@@ -7,8 +7,10 @@ sm90_epilogue_tma_warpspecialized.hpp). The quantities read the fact views of ``
 """
 from __future__ import annotations
 
+from math import gcd
+
 from fusionlint.rules.derived.cutlass3 import (
-    auto_stage_count_max, auto_stage_leftover_bytes, epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
+    _explicit_epilogue_tile, auto_stage_count_max, auto_stage_leftover_bytes, epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
 )
 from fusionlint.rules.derived.cutlass_view import SM90_SMEM_CAPACITY, _part, _short, _tile
 from fusionlint.rules.derived.registry import View, derived
@@ -23,13 +25,11 @@ def _epilogue_tile(view: View) -> tuple[int, int] | None:
         return None
     tile = ep.get("epilogue_tile")
     if _short(tile) == "EpilogueTileAuto":
-        from math import gcd
         if sched == "TmaWarpSpecializedCooperative":
             return min(128, m), gcd(min(32, n), n)
         return min(64, m), gcd(min(64 if bits_d == 8 and n % 64 == 0 else 32, n), n)
-    if isinstance(tile, list) and len(tile) >= 2 and all(isinstance(x, int) for x in tile[:2]):
-        return tile[0], tile[1]
-    return None
+    explicit = _explicit_epilogue_tile(view)
+    return None if explicit is None else (explicit[0], explicit[1])
 
 
 @derived("epilogue_storage_min_bytes", "cutlass")
