@@ -142,9 +142,9 @@ def test_translation_unit_without_the_api_is_not_walked(tmp_path: Path) -> None:
     runs = []
     original = Interpreter.run
 
-    def counting_run(self) -> None:
+    def counting_run(self, contexts=None) -> None:
         runs.append(self.main_path)
-        original(self)
+        original(self, contexts)
 
     Interpreter.run = counting_run  # type: ignore[method-assign]
     try:

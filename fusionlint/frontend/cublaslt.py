@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Mapping, Sequence
 
 import clang.cindex as ci
 
+from fusionlint.model.call_context import CallContext
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend import clangext
 from fusionlint.model.cublaslt_api import ApiModel, load_model
@@ -202,8 +204,10 @@ class CublasLtHandler:
             o = self._object(named.get(key, Unknown("")))
             if o is not None:
                 o.used = True
-        self.configs.append(self._config("heuristic", loc, interp.user_site(loc), _function_name(interp), named,
-                                         interp.cond_depth > 0))
+        cfg = self._config("heuristic", loc, interp.user_site(loc), _function_name(interp), named,
+                           interp.cond_depth > 0)
+        cfg.via = interp.call_chain()
+        self.configs.append(cfg)
 
     def _matmul(self, interp: Interpreter, call: ci.Cursor, args: list[Value], loc: Loc) -> None:
         named = dict(zip(MATMUL_ARGS, args))
@@ -216,6 +220,7 @@ class CublasLtHandler:
         cfg = self._config("matmul", loc, interp.user_site(loc), _function_name(interp), named,
                            interp.cond_depth > 0)
         cfg.heuristic_loc = heur_loc
+        cfg.via = interp.call_chain()
         self.configs.append(cfg)
 
     def _config(self, kind: str, loc: Loc, site: Loc, function: str, named: dict[str, Value],
@@ -343,14 +348,17 @@ def may_call_api(unit: ParsedUnit, text: str | None = None) -> bool:
     return closure_mentions(unit, API_PREFIX)
 
 
-def extract(unit: ParsedUnit, text: str | None = None, model: ApiModel | None = None) -> FileFacts:
+def extract(unit: ParsedUnit, text: str | None = None, model: ApiModel | None = None,
+            contexts: Mapping[str, Sequence[CallContext]] | None = None) -> FileFacts:
     """Run the interpreter over the main file and collect its cuBLASLt facts. ``text`` is the main
     file's content (when given, a translation unit that cannot call cuBLASLt is not walked);
-    ``model``: the API model (default: the shipped one)."""
+    ``model``: the API model (default: the shipped one); ``contexts``: calls of the file's
+    functions from other translation units (by function USR, from the project index), each
+    function run once per call."""
     main_path = str(unit.path)
     handler = CublasLtHandler(model or load_model(), main_path)
     if may_call_api(unit, text):
-        Interpreter(unit.tu, main_path, handler).run()
+        Interpreter(unit.tu, main_path, handler).run(contexts)
     configs = handler.finish()
     errors = unit.main_file_errors()
     for cfg in configs:

@@ -12,12 +12,14 @@ API calls are handed to a ``handler`` (see ``cublaslt.py``), which models their 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
 from fusionlint.frontend.parse import is_virtual
+from fusionlint.model.call_context import CallContext
+from fusionlint.model.cublaslt_facts import CallStep
 from fusionlint.model.values import Address, Handle, Key, Known, Loc, Symbol, Unknown, Value, same
 
 K = ci.CursorKind
@@ -40,6 +42,15 @@ class ApiHandler(Protocol):
     def call(self, interp: "Interpreter", name: str, call: ci.Cursor, args: list[Value]) -> Value: ...
 
     def escaped(self, obj: int, function: str, origin: Loc) -> None: ...
+
+
+def _function_label(fn: ci.Cursor) -> str:
+    """``Class::method`` for a member function, else the function's name."""
+    parent = fn.semantic_parent
+    if fn.kind != K.FUNCTION_DECL and parent is not None and parent.kind in (
+            K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE):
+        return f"{parent.spelling}::{fn.spelling}"
+    return fn.spelling
 
 
 def loc_of(cursor: ci.Cursor) -> Loc:
@@ -131,6 +142,7 @@ class Interpreter:
         self.call_stack: list[str] = []
         self.sites: list[Loc] = []  # call sites of the inlined calls now running, outermost first
         self.last_returned_key: Key | None = None
+        self.context_via: list[CallStep] = []  # calls from outside the unit that this run stands for
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:
@@ -148,7 +160,10 @@ class Interpreter:
         visit(self.tu.cursor)
         return found
 
-    def run(self) -> None:
+    def run(self, contexts: Mapping[str, Sequence[CallContext]] | None = None) -> None:
+        """Run every relevant function of the main file that no other one calls; a function with
+        ``contexts`` (by its USR: calls from other translation units) runs once per context, with
+        that call's argument values and its calls as the start of every call chain."""
         functions = [f for f in self.main_functions() if self.relevant(f)]
         called: set[str] = set()
         for f in functions:
@@ -163,8 +178,11 @@ class Interpreter:
             parent = f.semantic_parent
             if f.kind != K.FUNCTION_DECL and parent is not None and parent.kind in CONTAINER_KINDS - {K.NAMESPACE}:
                 this_key = ("this", parent.get_usr() or parent.spelling)
-            self._steps = 0
-            self.invoke(f, [], [], this_key=this_key)
+            for context in (contexts or {}).get(f.get_usr(), ()) or (None,):
+                self._steps = 0
+                self.context_via = list(context.via) if context is not None else []
+                self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
+            self.context_via = []
 
     # ---- relevance ----------------------------------------------------------------------
     def relevant(self, fn: ci.Cursor) -> bool:
@@ -179,11 +197,21 @@ class Interpreter:
                 result = True
                 break
             target = self._callee_definition(c)
+            if target is None and c.referenced is not None and self._watches(c.referenced):
+                result = True
+                break
             if target is not None and self.relevant(target):
                 result = True
                 break
         self._relevant[usr] = result
         return result
+
+    def _watches(self, ref: ci.Cursor) -> bool:
+        """Does the handler want the calls of ``ref``, a function this unit has no body of (the
+        project index records calls into other translation units)? Handlers that do have
+        ``watches_external(ref)`` and ``external_call(interp, ref, call, args)``."""
+        watches = getattr(self.handler, "watches_external", None)
+        return watches is not None and ref.kind in FUNCTION_KINDS and watches(ref)
 
     def _callee_definition(self, call: ci.Cursor) -> ci.Cursor | None:
         """The user-written definition a call runs (None: an API call, a library function, no body).
@@ -232,6 +260,16 @@ class Interpreter:
             if site.path == self.main_path:
                 return site
         return loc
+
+    def call_chain(self) -> list[CallStep]:
+        """The calls that led to the code now running, outermost first: the call sites of the
+        inlined user functions (each ``caller`` -> ``callee`` at its site), after the calls from
+        other translation units this run was given (``context_via``)."""
+        chain = list(self.context_via)
+        for i, site in enumerate(self.sites[:len(self.frames) - 1]):
+            chain.append(CallStep(_function_label(self.frames[i].function),
+                                  _function_label(self.frames[i + 1].function), site))
+        return chain
 
     def runtime_symbol(self, name: str, ctype: str, origin: Loc) -> Symbol:
         """A fresh runtime value (one allocation, one handle)."""
@@ -359,6 +397,8 @@ class Interpreter:
                 this_key = self.frame.this_key
         args = [self.eval(a) for a in arg_cursors]
         target = self._callee_definition(cursor)
+        if target is None and ref is not None and self._watches(ref):
+            self.handler.external_call(self, ref, cursor, args)  # type: ignore[attr-defined]
         if target is not None and self._steps < _MAX_STEPS:
             self.sites.append(origin)
             try:

@@ -156,6 +156,19 @@ class ApiObject:
                    for s in self.sets)
 
 
+@dataclass(frozen=True)
+class CallStep:
+    """One call on the way from the function analysed to a GEMM: ``caller`` calls ``callee`` at
+    ``at`` (a wrapper inlined at its call site, or a call site in another translation unit)."""
+
+    caller: str
+    callee: str
+    at: Loc
+
+    def to_dict(self) -> dict:
+        return {"caller": self.caller, "callee": self.callee, **self.at.to_dict()}
+
+
 @dataclass
 class Configuration:
     """Everything that feeds one GEMM: a ``cublasLtMatmul`` call, a heuristic query, or a
@@ -175,6 +188,7 @@ class Configuration:
     effective: dict[str, dict[str, Field]] = field(default_factory=dict)  # filled by the extractor
     unknowns: list[str] = field(default_factory=list)
     parse_errors_nearby: list[str] = field(default_factory=list)
+    via: list[CallStep] = field(default_factory=list)  # the calls that led here, outermost first
 
     def to_dict(self) -> dict:
         def obj(o: ApiObject | None) -> dict | None:
@@ -196,6 +210,7 @@ class Configuration:
                            for part, fields in self.effective.items()},
             "unknowns": self.unknowns,
             "parse_errors_nearby": self.parse_errors_nearby,
+            **({"via": [v.to_dict() for v in self.via]} if self.via else {}),
         }
 
 

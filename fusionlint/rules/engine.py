@@ -14,11 +14,12 @@ the call that cuBLASLt rejects (heuristic or matmul) is a related location."""
 from __future__ import annotations
 
 import string
+from dataclasses import replace
 from typing import Any
 
 from fusionlint.defaults import DEFAULT_ARCH
 from fusionlint.model.cutlass_facts import CutlassGemm, Param
-from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, FileFacts
+from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, CallStep, Configuration, FileFacts
 from fusionlint.findings import (
     BUILTIN_CODES,
     CUTLASS_STATIC_ASSERT,
@@ -532,7 +533,11 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
             findings += static_assert_findings(g)
     unique: dict[tuple, Finding] = {}
     for f in findings:
-        unique.setdefault((f.code, f.path, f.line, f.column), f)
+        first = unique.setdefault((f.code, f.path, f.line, f.column), f)
+        if first is not f:  # the same finding reached again (another call of the same helper): its calls too
+            more = tuple(r for r in f.related if r.message.startswith("via ") and r not in first.related)
+            if more:
+                unique[(f.code, f.path, f.line, f.column)] = replace(first, related=first.related + more)
     return list(unique.values())
 
 
@@ -547,7 +552,14 @@ def _configuration_related(cfg: Configuration, at: Loc) -> tuple[Related, ...]:
     if cfg.desc is not None and (cfg.desc.created_at.path, cfg.desc.created_at.line) != (at.path, at.line):
         related.append(Related(cfg.desc.created_at.path, cfg.desc.created_at.line, cfg.desc.created_at.column,
                                "matmul descriptor created here"))
+    related += call_chain_related(cfg.via)
     return tuple(related)
+
+
+def call_chain_related(via: list[CallStep]) -> list[Related]:
+    """The calls that led to a GEMM, outermost first: "via main() -> LtSgemm(...)" at each call."""
+    return [Related(step.at.path, step.at.line, step.at.column, f"via {step.caller}() -> {step.callee}(...)")
+            for step in via]
 
 
 def _about(rule: Rule) -> tuple[str, ...]:
@@ -562,8 +574,10 @@ def _attribute_set_where(rule: Rule, s: AttrSet, view: dict[str, Any], ctx: Attr
     return loc if loc is not None and loc.path == s.site.path else s.site
 
 
-def _gemm_key(cfg: Configuration) -> Loc:
-    return cfg.heuristic_loc if cfg.kind == "matmul" and cfg.heuristic_loc is not None else cfg.loc
+def _gemm_key(cfg: Configuration) -> tuple:
+    """One GEMM: its heuristic query (else its own call), in one calling context."""
+    at = cfg.heuristic_loc if cfg.kind == "matmul" and cfg.heuristic_loc is not None else cfg.loc
+    return (at, tuple(cfg.via))
 
 
 def _support_findings(support: SupportTable, judged: list[tuple[Configuration, dict, ConfigurationFacts]], explained: set,
@@ -593,6 +607,7 @@ def _support_findings(support: SupportTable, judged: list[tuple[Configuration, d
         if cfg.desc is not None:
             related = (Related(cfg.desc.created_at.path, cfg.desc.created_at.line, cfg.desc.created_at.column,
                                "matmul descriptor created here"),)
+        related += tuple(call_chain_related(cfg.via))
         out.append(Finding(SUPPORT_TABLE_CODE, SUPPORT_TABLE_NAME, "error", cfg.site.path, cfg.site.line,
                            cfg.site.column, message, fix, related))
     return out
