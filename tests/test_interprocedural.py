@@ -39,3 +39,51 @@ def test_facts_say_which_call_each_configuration_comes_from():
     compute = [c["parameters"]["matmul_desc"]["COMPUTE_TYPE"] for c in configs]
     assert [x["name"] for x in compute] == ["CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_16F"]
     assert [x["origin"]["line"] for x in compute] == [31, 34]
+
+
+def test_each_runtime_alternative_is_checked_and_the_finding_says_when():
+    found = _findings(HERE / "runtime_alternatives.cu")
+    assert [(f["code"], f["line"]) for f in found] == [("FL105", 25)]
+    assert found[0]["message"].endswith("(when `dtype` is `DType::kBF16` (line 13) and `fast` is true (line 21))")
+
+
+def test_facts_list_one_configuration_per_alternative_with_its_conditions():
+    rc, out, err = run_cli("facts", HERE / "runtime_alternatives.cu")
+    assert rc == 0, err
+    got = sorted((tuple(c["when"]), c["parameters"]["layout_A"]["TYPE"]["name"],
+                  c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"]) for c in json.loads(out))
+    # an enum class switch whose cases name every enumerator has no "none of the cases" alternative;
+    # `fast` is one choice although it is read twice (lines 21 and 22)
+    assert got == sorted([
+        (("`dtype` is `DType::kHalf` (line 13)", "`fast` is true (line 21)"), "CUDA_R_16F", "CUBLAS_COMPUTE_16F"),
+        (("`dtype` is `DType::kHalf` (line 13)", "`fast` is false (line 21)"), "CUDA_R_16F", "CUBLAS_COMPUTE_32F"),
+        (("`dtype` is `DType::kBF16` (line 13)", "`fast` is true (line 21)"), "CUDA_R_16BF", "CUBLAS_COMPUTE_16F"),
+        (("`dtype` is `DType::kBF16` (line 13)", "`fast` is false (line 21)"), "CUDA_R_16BF", "CUBLAS_COMPUTE_32F"),
+    ])
+
+
+def test_a_finding_that_holds_in_every_alternative_has_no_condition_and_a_known_switch_picks_its_case():
+    path = HERE / "runtime_alternatives_every.cu"
+    found = _findings(path)
+    assert [(f["code"], f["line"]) for f in found] == [("FL105", 19)]
+    assert "(when" not in found[0]["message"]
+    rc, out, err = run_cli("facts", path)
+    configs = json.loads(out)
+    assert [(c["when"], c["parameters"]["matmul_desc"]["TRANSA"]["name"]) for c in configs] == [
+        (["`transposed` is true (line 16)"], "CUBLAS_OP_T"), (["`transposed` is false (line 16)"], "CUBLAS_OP_N")]
+    # `switch (kind)` with kind == 2 ran only `case 2` (before, every case was merged: TYPE unknown)
+    assert {c["parameters"]["layout_A"]["TYPE"]["name"] for c in configs} == {"CUDA_R_16BF"}
+
+
+def test_a_function_template_is_checked_per_instantiation_with_its_traits_and_if_constexpr():
+    path = HERE / "template_dtypes.cpp"
+    found = _findings(path)
+    assert [(f["code"], f["line"]) for f in found] == [("FL105", 25)]
+    assert [r["line"] for r in found[0]["related"] if r["message"].startswith("via ")] == [42]  # the BF16 call
+    rc, out, err = run_cli("facts", path)
+    configs = json.loads(out)
+    # one configuration per instantiation (the pattern itself is not run as if it had no caller)
+    assert [(c["via"][0]["line"], c["parameters"]["layout_A"]["TYPE"]["name"],
+             c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"]) for c in configs] == [
+        (40, "CUDA_R_32F", "CUBLAS_COMPUTE_32F"), (41, "CUDA_R_16F", "CUBLAS_COMPUTE_16F"),
+        (42, "CUDA_R_16BF", "CUBLAS_COMPUTE_16F")]

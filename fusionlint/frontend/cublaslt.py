@@ -18,6 +18,7 @@ from fusionlint.model.call_context import CallContext
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend import clangext
 from fusionlint.model.cublaslt_api import ApiModel, load_model
+from fusionlint.frontend import alternatives
 from fusionlint.frontend.interp import Interpreter, expr_children, loc_of, strip
 from fusionlint.frontend.parse import ParsedUnit, closure_mentions
 from fusionlint.model.values import Address, Handle, Known, Loc, Symbol, Unknown, Value
@@ -206,7 +207,7 @@ class CublasLtHandler:
                 o.used = True
         cfg = self._config("heuristic", loc, interp.user_site(loc), _function_name(interp), named,
                            interp.cond_depth > 0)
-        cfg.via = interp.call_chain()
+        self._context(interp, cfg)
         self.configs.append(cfg)
 
     def _matmul(self, interp: Interpreter, call: ci.Cursor, args: list[Value], loc: Loc) -> None:
@@ -220,8 +221,16 @@ class CublasLtHandler:
         cfg = self._config("matmul", loc, interp.user_site(loc), _function_name(interp), named,
                            interp.cond_depth > 0)
         cfg.heuristic_loc = heur_loc
-        cfg.via = interp.call_chain()
+        self._context(interp, cfg)
         self.configs.append(cfg)
+
+    @staticmethod
+    def _context(interp: Interpreter, cfg: Configuration) -> None:
+        """Where the configuration comes from: the calls that led to it, the function the run
+        started from, and the runtime choices forced on the way (when alternatives are enumerated)."""
+        cfg.via = interp.call_chain()
+        cfg.root = interp.root_usr()
+        cfg.when = tuple(str(a) for a in interp.taken)
 
     def _config(self, kind: str, loc: Loc, site: Loc, function: str, named: dict[str, Value],
                 conditional: bool) -> Configuration:
@@ -356,10 +365,15 @@ def extract(unit: ParsedUnit, text: str | None = None, model: ApiModel | None = 
     functions from other translation units (by function USR, from the project index), each
     function run once per call."""
     main_path = str(unit.path)
-    handler = CublasLtHandler(model or load_model(), main_path)
+    model = model or load_model()
+    handler = CublasLtHandler(model, main_path)
+    interp = None
     if may_call_api(unit, text):
-        Interpreter(unit.tu, main_path, handler).run(contexts)
+        interp = Interpreter(unit.tu, main_path, handler)
+        interp.run(contexts)
     configs = handler.finish()
+    if interp is not None:
+        configs = alternatives.expand(configs, interp, lambda: CublasLtHandler(model, main_path), contexts)
     errors = unit.main_file_errors()
     for cfg in configs:
         fn_lines = (cfg.site.line - 200, cfg.site.line)

@@ -17,6 +17,15 @@ from typing import Callable, Mapping, Protocol, Sequence
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
+from fusionlint.frontend.choices import Assumption, Choice, ChoiceMixin  # noqa: F401 - Choice is part of the API
+from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
+    NON_EXPR_CHILDREN,
+    expr_children,
+    function_label,
+    loc_of,
+    strip,
+    written,
+)
 from fusionlint.frontend.parse import is_virtual
 from fusionlint.model.call_context import CallContext
 from fusionlint.model.cublaslt_facts import CallStep
@@ -30,7 +39,6 @@ CONTAINER_KINDS = {K.NAMESPACE, K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE, K
                    K.LINKAGE_SPEC, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION}
 CAST_KINDS = {K.PAREN_EXPR, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
               K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR}
-NON_EXPR_CHILDREN = {K.TYPE_REF, K.NAMESPACE_REF, K.TEMPLATE_REF, K.OVERLOADED_DECL_REF}
 _MAX_DEPTH = 6
 _ABSENT = object()
 _MAX_STEPS = 200_000
@@ -42,40 +50,6 @@ class ApiHandler(Protocol):
     def call(self, interp: "Interpreter", name: str, call: ci.Cursor, args: list[Value]) -> Value: ...
 
     def escaped(self, obj: int, function: str, origin: Loc) -> None: ...
-
-
-def _function_label(fn: ci.Cursor) -> str:
-    """``Class::method`` for a member function, else the function's name."""
-    parent = fn.semantic_parent
-    if fn.kind != K.FUNCTION_DECL and parent is not None and parent.kind in (
-            K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE):
-        return f"{parent.spelling}::{fn.spelling}"
-    return fn.spelling
-
-
-def loc_of(cursor: ci.Cursor) -> Loc:
-    loc = cursor.__dict__.get("_fusionlint_loc")
-    if loc is None:
-        loc = cursor.__dict__["_fusionlint_loc"] = Loc(*clangext.location(cursor))
-    return loc
-
-
-def expr_children(cursor: ci.Cursor) -> list[ci.Cursor]:
-    kids = cursor.__dict__.get("_fusionlint_expr_children")
-    if kids is None:
-        kids = cursor.__dict__["_fusionlint_expr_children"] = [
-            c for c in clangext.children(cursor) if clangext.kind(c) not in NON_EXPR_CHILDREN]
-    return kids
-
-
-def strip(cursor: ci.Cursor) -> ci.Cursor:
-    """Skip parentheses and implicit conversions (not explicit casts)."""
-    while clangext.kind(cursor) in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
-        kids = expr_children(cursor)
-        if len(kids) != 1:
-            break
-        cursor = kids[0]
-    return cursor
 
 
 def _wrap_int(value: int, ctype: ci.Type) -> int:
@@ -126,7 +100,7 @@ class Frame:
     from_caller: dict[str, str] = field(default_factory=dict)  # param usr -> name, for params no caller gave
 
 
-class Interpreter:
+class Interpreter(ChoiceMixin):
     def __init__(self, tu: ci.TranslationUnit, main_path: str, handler: ApiHandler):
         self.tu = tu
         self.main_path = main_path
@@ -143,6 +117,11 @@ class Interpreter:
         self.sites: list[Loc] = []  # call sites of the inlined calls now running, outermost first
         self.last_returned_key: Key | None = None
         self.context_via: list[CallStep] = []  # calls from outside the unit that this run stands for
+        # runtime choices: ``decisions`` (key -> alternative) forces them; the others met are in
+        # ``choices``; ``taken`` lists the forced ones this root function's run went through
+        self.decisions: dict[str, int] = {}
+        self.choices: dict[str, Choice] = {}
+        self.taken: list[Assumption] = []
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:
@@ -160,7 +139,8 @@ class Interpreter:
         visit(self.tu.cursor)
         return found
 
-    def run(self, contexts: Mapping[str, Sequence[CallContext]] | None = None) -> None:
+    def run(self, contexts: Mapping[str, Sequence[CallContext]] | None = None,
+            only: set[str] | None = None) -> None:
         """Run every relevant function of the main file that no other one calls; a function with
         ``contexts`` (by its USR: calls from other translation units) runs once per context, with
         that call's argument values and its calls as the start of every call chain."""
@@ -171,8 +151,13 @@ class Interpreter:
                 target = self._callee_definition(c)
                 if target is not None and target.get_usr() != f.get_usr():
                     called.add(target.get_usr())
+                    # a template's instantiation runs its own body (libclang's cursor of the
+                    # instantiated definition): its pattern is then no function to start from
+                    pattern = clangext.specialized_template(target)
+                    if pattern is not None and pattern.get_usr() != f.get_usr():
+                        called.add(pattern.get_usr())
         for f in functions:
-            if f.get_usr() in called:
+            if f.get_usr() in called or (only is not None and f.get_usr() not in only):
                 continue
             this_key: Key | None = None
             parent = f.semantic_parent
@@ -180,6 +165,7 @@ class Interpreter:
                 this_key = ("this", parent.get_usr() or parent.spelling)
             for context in (contexts or {}).get(f.get_usr(), ()) or (None,):
                 self._steps = 0
+                self.taken = []
                 self.context_via = list(context.via) if context is not None else []
                 self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
             self.context_via = []
@@ -267,8 +253,8 @@ class Interpreter:
         other translation units this run was given (``context_via``)."""
         chain = list(self.context_via)
         for i, site in enumerate(self.sites[:len(self.frames) - 1]):
-            chain.append(CallStep(_function_label(self.frames[i].function),
-                                  _function_label(self.frames[i + 1].function), site))
+            chain.append(CallStep(function_label(self.frames[i].function),
+                                  function_label(self.frames[i + 1].function), site))
         return chain
 
     def runtime_symbol(self, name: str, ctype: str, origin: Loc) -> Symbol:
@@ -333,7 +319,7 @@ class Interpreter:
         params = [c for c in clangext.children(fn) if c.kind == K.PARM_DECL]
         for i, p in enumerate(params):
             pusr = p.get_usr() or f"{p.spelling}@{i}"
-            if i < len(args):
+            if i < len(args) and args[i] is not None:  # None: an argument another unit could not hand over
                 value, cur = args[i], arg_cursors[i] if i < len(arg_cursors) else None
                 if p.type.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE) and cur is not None:
                     key = self.lvalue_key(cur)
@@ -342,7 +328,7 @@ class Interpreter:
                 if cur is not None:
                     frame.arg_types[pusr] = strip(cur).type
             else:
-                default = expr_children(p)
+                default = expr_children(p) if i >= len(args) else []
                 value = self.eval(default[-1]) if default else _parameter_value(fn, p)
                 if not default:
                     frame.from_caller[pusr] = p.spelling
@@ -463,10 +449,7 @@ class Interpreter:
                 if not (isinstance(cond, Known) and not cond.value):
                     self._exec_conditionally([kids[0]])
         elif kind == K.SWITCH_STMT:
-            kids = list(clangext.children(stmt))
-            if kids:
-                self.eval(kids[0])
-            self._exec_conditionally(kids[1:])
+            self._exec_switch(stmt)
         elif kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
             for s in clangext.children(stmt):
                 if s.kind not in (K.INTEGER_LITERAL, K.DECL_REF_EXPR):
@@ -509,7 +492,17 @@ class Interpreter:
             if chosen is not None:
                 self.exec(chosen)
             return
-        self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}")
+        if _is_if_constexpr(stmt):  # decided by types in a template's pattern: no runtime choice
+            self._branches([then_, else_], reason=f"branch at line {stmt.location.line}")
+            return
+        arm, choice = self._decide(rest[0])
+        if arm is not None:
+            chosen = then_ if arm == 0 else else_
+            if chosen is not None:
+                self.exec(chosen)
+            return
+        self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}",
+                       choices=(choice.key, *getattr(cond, "choices", ())))
 
     def _exec_loop(self, stmt: ci.Cursor) -> None:
         kids = list(clangext.children(stmt))
@@ -528,8 +521,10 @@ class Interpreter:
     def _exec_conditionally(self, stmts: list[ci.Cursor], reason: str = "") -> None:
         self._branches([*stmts, None], reason or "conditional code", sequential=True)
 
-    def _branches(self, branches: list[ci.Cursor | None], reason: str, sequential: bool = False) -> None:
-        """Run alternatives from the same starting state and merge: values that differ become Unknown."""
+    def _branches(self, branches: list[ci.Cursor | None], reason: str, sequential: bool = False,
+                  choices: tuple[str, ...] = ()) -> None:
+        """Run alternatives from the same starting state and merge: values that differ become Unknown
+        (naming the runtime ``choices`` that decide between them, when the alternatives are those of one)."""
         before = dict(self.env)
         outcomes: list[dict[Key, Value]] = []
         frame = self.frame
@@ -564,7 +559,7 @@ class Interpreter:
             else:
                 known = next((v for v in vals if v is not None), None)
                 merged[key] = Unknown(f"set differently on paths through the {reason}",
-                                      getattr(known, "origin", None))
+                                      getattr(known, "origin", None), choices=choices)
         self.env = merged
 
     # ---- declarations and assignment ---------------------------------------------------------
@@ -806,11 +801,15 @@ class Interpreter:
             cond = self.eval(kids[0])
             if isinstance(cond, Known):
                 return self.eval(kids[1] if cond.value else kids[2])
+            arm, choice = self._decide(kids[0])
+            if arm is not None:
+                return self.eval(kids[1] if arm == 0 else kids[2])
             before = dict(self.env)
             a = self.eval(kids[1])
             b = self.eval(kids[2])
             self.env.update({k: v for k, v in before.items() if k not in self.env})
-            return a if same(a, b) else Unknown(f"depends on the condition at line {origin.line}", origin)
+            return a if same(a, b) else Unknown(f"depends on the condition at line {origin.line}", origin,
+                                                choices=(choice.key, *getattr(cond, "choices", ())))
         if kind == K.CXX_UNARY_EXPR:
             return self._sizeof(cursor, origin)
         if kind == K.ARRAY_SUBSCRIPT_EXPR:
@@ -1068,6 +1067,13 @@ def _is_arrow(member_ref: ci.Cursor) -> bool:
         if t.spelling == member_ref.spelling:
             return False
     return False
+
+
+def _is_if_constexpr(stmt: ci.Cursor) -> bool:
+    tokens = stmt.get_tokens()
+    next(tokens, None)  # if
+    second = next(tokens, None)
+    return second is not None and second.spelling == "constexpr"
 
 
 def _spelling(cursor: ci.Cursor) -> str:

@@ -189,6 +189,12 @@ class Configuration:
     unknowns: list[str] = field(default_factory=list)
     parse_errors_nearby: list[str] = field(default_factory=list)
     via: list[CallStep] = field(default_factory=list)  # the calls that led here, outermost first
+    # the runtime alternative this configuration is (see frontend/alternatives.py): the conditions
+    # it holds under (as text), its index among the ``alternatives`` its root function was run as
+    when: tuple[str, ...] = ()
+    alternatives: int = 1
+    alternative_runs: frozenset = frozenset()  # the runs (of ``alternatives``) that gave it
+    root: str = ""  # USR of the function the interpreter started from (not printed)
 
     def to_dict(self) -> dict:
         def obj(o: ApiObject | None) -> dict | None:
@@ -211,6 +217,7 @@ class Configuration:
             "unknowns": self.unknowns,
             "parse_errors_nearby": self.parse_errors_nearby,
             **({"via": [v.to_dict() for v in self.via]} if self.via else {}),
+            **({"when": list(self.when)} if self.when else {}),
         }
 
 
@@ -226,4 +233,5 @@ class FileFacts:
     diagnostics: list = field(default_factory=list)  # parse diagnostics of the main file
     missing_headers: list[str] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)  # parts of the file that could not be read
+    functions_not_read: list[str] = field(default_factory=list)  # definitions the parse lost (frontend/recovery.py)
     header_mode: dict[str, str] = field(default_factory=dict)

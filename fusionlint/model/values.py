@@ -37,6 +37,9 @@ class Unknown:
     reason: str
     origin: Loc | None = None
     ctype: str = ""
+    # the runtime choices (interpreter decision keys: a branch, a ternary, a switch) this value
+    # differs by; forcing them one way or the other makes it known (see Interpreter.decisions)
+    choices: tuple[str, ...] = ()
 
 
 # A storage location: ("local", frame, usr), ("global", usr), ("member", base, field),

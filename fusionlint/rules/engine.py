@@ -492,6 +492,7 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
     heuristic_sites = {c.loc for c in facts.configurations if c.kind == "heuristic"}
     matmul_heuristics = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
     explained: set = set()  # GEMMs (their heuristic call, else their own call) with an error finding
+    of_alternative: dict[int, Configuration] = {}  # finding id -> the runtime alternative it was found in
     judged: list[tuple[Configuration, dict, ConfigurationFacts]] = []
     for cfg in facts.configurations:
         view = configuration_view(cfg)
@@ -508,10 +509,15 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
             if judge(rule, view, ctx, cfg.site):
                 at = _where(rule, cfg, view, ctx)
                 findings.append(_finding(rule, view, at, _configuration_related(cfg, at)))
+                if cfg.alternatives > 1:
+                    of_alternative[id(findings[-1])] = cfg
                 if rule.severity == "error":
                     explained.add(_gemm_key(cfg))
     if support is not None and arch.rstrip("a") == "sm_90":
-        findings += _support_findings(support, judged, explained, heuristic_sites, matmul_heuristics)
+        for f, cfg in _support_findings(support, judged, explained, heuristic_sites, matmul_heuristics):
+            findings.append(f)
+            if cfg.alternatives > 1:
+                of_alternative[id(f)] = cfg
     for g in facts.cutlass:
         view = cutlass_view(g)
         view["arch"] = arch
@@ -531,6 +537,7 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
                 explained = explained or rule.severity == "error"
         if not explained:
             findings += static_assert_findings(g)
+    findings = _say_when(findings, of_alternative)
     unique: dict[tuple, Finding] = {}
     for f in findings:
         first = unique.setdefault((f.code, f.path, f.line, f.column), f)
@@ -539,6 +546,33 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
             if more:
                 unique[(f.code, f.path, f.line, f.column)] = replace(first, related=first.related + more)
     return list(unique.values())
+
+
+def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration]) -> list[Finding]:
+    """A finding made on runtime alternatives of a configuration (frontend/alternatives.py) says
+    under which conditions it holds, unless it holds in every alternative."""
+    if not of_alternative:
+        return findings
+    runs: dict[tuple, set[int]] = {}
+    whens: dict[tuple, list[tuple[str, ...]]] = {}
+    total: dict[tuple, int] = {}
+    for f in findings:
+        cfg = of_alternative.get(id(f))
+        if cfg is not None:
+            key = (f.code, f.path, f.line, f.column)
+            runs.setdefault(key, set()).update(cfg.alternative_runs)
+            if cfg.when not in whens.setdefault(key, []):
+                whens[key].append(cfg.when)
+            total[key] = cfg.alternatives
+    out = []
+    for f in findings:
+        key = (f.code, f.path, f.line, f.column)
+        if id(f) in of_alternative and len(runs[key]) < total[key] and all(whens[key]):
+            conditions = [" and ".join(w) for w in whens[key]]
+            said = "; or when ".join(conditions[:3]) + ("; or in other cases" if len(conditions) > 3 else "")
+            f = replace(f, message=f"{f.message} (when {said})")
+        out.append(f)
+    return out
 
 
 def _configuration_related(cfg: Configuration, at: Loc) -> tuple[Related, ...]:
@@ -577,11 +611,11 @@ def _attribute_set_where(rule: Rule, s: AttrSet, view: dict[str, Any], ctx: Attr
 def _gemm_key(cfg: Configuration) -> tuple:
     """One GEMM: its heuristic query (else its own call), in one calling context."""
     at = cfg.heuristic_loc if cfg.kind == "matmul" and cfg.heuristic_loc is not None else cfg.loc
-    return (at, tuple(cfg.via))
+    return (at, tuple(cfg.via), cfg.when)
 
 
 def _support_findings(support: SupportTable, judged: list[tuple[Configuration, dict, ConfigurationFacts]], explained: set,
-                      heuristic_sites: set, matmul_heuristics: set) -> list[Finding]:
+                      heuristic_sites: set, matmul_heuristics: set) -> list[tuple[Finding, Configuration]]:
     """FL127 for each GEMM no rule explained, at the call cuBLASLt fails in: a heuristic failure at
     the heuristic query, a cublasLtMatmul failure at the matmul when the file has one."""
     from fusionlint.rules.support_check import (
@@ -608,8 +642,8 @@ def _support_findings(support: SupportTable, judged: list[tuple[Configuration, d
             related = (Related(cfg.desc.created_at.path, cfg.desc.created_at.line, cfg.desc.created_at.column,
                                "matmul descriptor created here"),)
         related += tuple(call_chain_related(cfg.via))
-        out.append(Finding(SUPPORT_TABLE_CODE, SUPPORT_TABLE_NAME, "error", cfg.site.path, cfg.site.line,
-                           cfg.site.column, message, fix, related))
+        out.append((Finding(SUPPORT_TABLE_CODE, SUPPORT_TABLE_NAME, "error", cfg.site.path, cfg.site.line,
+                            cfg.site.column, message, fix, related), cfg))
     return out
 
 

@@ -1,0 +1,101 @@
+"""Runtime choices over a finite set (issue 19): a configuration whose values differ by an ``if``
+on a flag, a ``?:`` or a ``switch`` over an enum is checked once per alternative.
+
+The interpreter merges the paths of a condition it cannot decide, and a value that differs
+between them becomes ``Unknown`` naming the choice (``Unknown.choices``). Here each root
+function with such a configuration is run again once per combination of those choices
+(``Interpreter.decisions`` forces them), and every configuration of a run records the
+conditions it was reached under (``Configuration.when``). A configuration that comes out the
+same in every run is one configuration without a condition; the others say when they hold. At
+most ``MAX_CHOICES`` choices and ``MAX_RUNS`` runs per file: past that the remaining choices stay
+merged (their values unknown, counted as undecided). A value that is runtime data (a size from a
+tensor) is not a choice and stays unknown.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from fusionlint.frontend.interp import Interpreter
+from fusionlint.model.call_context import CallContext
+from fusionlint.model.cublaslt_facts import Configuration
+from fusionlint.model.values import Unknown, Value
+
+MAX_CHOICES = 5
+MAX_RUNS = 32
+
+
+def _values(cfg: Configuration) -> Iterable[Value]:
+    for fields in cfg.effective.values():
+        for f in fields.values():
+            yield f.value
+    yield from cfg.operands.values()
+
+
+def choices_of(cfg: Configuration) -> list[str]:
+    """The runtime choices the configuration's unknown values differ by."""
+    keys: list[str] = []
+    for v in _values(cfg):
+        if isinstance(v, Unknown):
+            keys += [k for k in v.choices if k not in keys]
+    return keys
+
+
+def _signature(cfg: Configuration) -> str:
+    d = cfg.to_dict()
+    d.pop("when", None)
+    return json.dumps(d, sort_keys=True, default=str)
+
+
+def expand(configs: list[Configuration], interp: Interpreter, new_handler: Callable[[], object],
+           contexts: Mapping[str, Sequence[CallContext]] | None = None) -> list[Configuration]:
+    """``configs`` (from ``interp``'s run) with each configuration that depends on runtime choices
+    replaced by its alternatives."""
+    keys: list[str] = []
+    for cfg in configs:
+        keys += [k for k in choices_of(cfg) if k in interp.choices and k not in keys]
+    if not keys:
+        return configs
+    keys.sort(key=lambda k: (interp.choices[k].loc.line, interp.choices[k].loc.column))
+    keys = keys[:MAX_CHOICES]
+    while len(keys) > 1 and _runs(interp, keys) > MAX_RUNS:
+        keys.pop()
+    if _runs(interp, keys) > MAX_RUNS:
+        return configs
+    roots = {cfg.root for cfg in configs if set(choices_of(cfg)) & set(keys)}
+    out = [cfg for cfg in configs if cfg.root not in roots]
+    combos = list(itertools.product(*[range(len(interp.choices[k].arms)) for k in keys]))
+    groups: dict[tuple[str, tuple[str, ...]], tuple[Configuration, set[int]]] = {}
+    every: dict[str, set[int]] = {}
+    for i, combo in enumerate(combos):
+        handler = new_handler()
+        run = Interpreter(interp.tu, interp.main_path, handler)  # type: ignore[arg-type]
+        run.decisions = dict(zip(keys, combo))
+        run.run(contexts, only=roots)
+        for cfg in handler.finish():  # type: ignore[attr-defined]
+            sig = _signature(cfg)
+            every.setdefault(sig, set()).add(i)
+            first = groups.setdefault((sig, cfg.when), (cfg, set()))
+            first[1].add(i)
+    n = len(combos)
+    done: set[str] = set()
+    for (sig, _), (cfg, runs) in groups.items():
+        if len(every[sig]) == n:  # the same in every alternative: no condition
+            if sig in done:
+                continue
+            done.add(sig)
+            cfg.when, cfg.alternatives = (), 1
+            cfg.alternative_runs = frozenset(range(n))
+        else:
+            cfg.alternatives = n
+            cfg.alternative_runs = frozenset(runs)
+        out.append(cfg)
+    return sorted(out, key=lambda c: (c.site.line, c.site.column, c.kind))
+
+
+def _runs(interp: Interpreter, keys: list[str]) -> int:
+    total = 1
+    for k in keys:
+        total *= len(interp.choices[k].arms)
+    return total

@@ -1,0 +1,199 @@
+"""Runtime choices in the interpreter (issue 19): an ``if``, a ``?:`` or a ``switch`` whose
+condition is not known. Unforced, the interpreter merges their paths and the values that differ
+name the choice (``Unknown.choices``); forced (``Interpreter.decisions``, set by
+``alternatives.py``), only the chosen alternative runs and the run records it (``taken``).
+The ``switch`` statement is read here in both cases."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import clang.cindex as ci
+
+from fusionlint.frontend import clangext
+from fusionlint.frontend.cursors import expr_children, loc_of, strip, written
+from fusionlint.model.values import Key, Known, Loc, Unknown, Value, same
+
+K = ci.CursorKind
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A runtime choice the interpreter met with an unknown condition: an ``if``, a ``?:`` or a
+    ``switch``. ``key`` is the same for the same condition written again in the same function (so
+    that ``if (flag)`` and a later ``flag ? a : b`` are decided together); ``arms`` names the
+    alternatives ("true", "false"; or the case labels)."""
+
+    key: str
+    text: str  # the condition as written (``!`` taken off: the arms are those of the rest)
+    loc: Loc
+    arms: tuple[str, ...]
+
+    def says(self, arm: int) -> str:
+        """The condition under which alternative ``arm`` runs, for a message."""
+        return f"`{self.text}` is {self.arms[arm]} (line {self.loc.line})"
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """One runtime choice taken one way: ``choice`` with alternative ``arm``."""
+
+    choice: Choice
+    arm: int
+
+    def __str__(self) -> str:
+        return self.choice.says(self.arm)
+
+
+def covers_enum(cond: ci.Cursor, labels: list[Value]) -> bool:
+    """Do the case labels name every enumerator of the switch value's enum type?"""
+    t = strip(cond).type.get_canonical()
+    if t.kind != ci.TypeKind.ENUM:
+        return False
+    decl = t.get_declaration()
+    values = {c.enum_value for c in clangext.children(decl) if c.kind == K.ENUM_CONSTANT_DECL}
+    seen = {v.value for v in labels if isinstance(v, Known)}
+    return bool(values) and values <= seen
+
+
+class ChoiceMixin:
+    """The interpreter's handling of runtime choices (mixed into ``Interpreter``)."""
+
+    def root_usr(self) -> str:
+        """The USR of the function this run started from."""
+        return (self.frames[0].function.get_usr() or "") if self.frames else ""
+
+    def _choice(self, cond: ci.Cursor, arms: tuple[str, ...]) -> tuple[Choice, bool]:
+        """The choice an unknown condition makes (``negated``: written as ``!x``, whose arms are
+        those of ``x`` swapped)."""
+        c, negated = strip(cond), False
+        while clangext.kind(c) == K.UNARY_OPERATOR and len(arms) == 2:
+            tokens = [t.spelling for t in c.get_tokens()]
+            kids = expr_children(c)
+            if not tokens or tokens[0] != "!" or len(kids) != 1:
+                break
+            c, negated = strip(kids[0]), not negated
+        text = written(c) or c.spelling or "?"
+        fn = (self.frames[-1].function.get_usr() or self.frames[-1].function.spelling) if self.frames else ""
+        key = f"{fn}|{text}|{'|'.join(arms) if len(arms) != 2 else ''}"
+        choice = self.choices.get(key) or Choice(key, text, loc_of(c), arms)
+        return choice, negated
+
+    def _decide(self, cond: ci.Cursor, arms: tuple[str, ...] = ("true", "false")) -> tuple[int | None, Choice]:
+        """The alternative forced for this unknown condition (its index in ``arms``), or None
+        (then the choice is recorded as met)."""
+        choice, negated = self._choice(cond, arms)
+        arm = self.decisions.get(choice.key)
+        if arm is None:
+            self.choices.setdefault(choice.key, choice)
+            return None, choice
+        if not any(a.choice.key == choice.key for a in self.taken):
+            self.taken.append(Assumption(choice, arm))
+        return (1 - arm if negated else arm), choice
+
+    def _exec_switch(self, stmt: ci.Cursor) -> None:
+        """A ``switch``: with a known value (or a forced choice) only the case it selects runs, up to
+        its ``break``; else every case from the same state, merged."""
+        kids = list(clangext.children(stmt))
+        if len(kids) < 2:
+            return
+        for k in kids[:-2]:  # switch (init; value)
+            self.declare(k) if k.kind == K.VAR_DECL else self.exec(k)
+        cond_c, body = kids[-2], kids[-1]
+        cond = self.eval(cond_c)
+        stmts = list(clangext.children(body)) if body.kind == K.COMPOUND_STMT else [body]
+        arms: list[tuple[str, list[Value], int]] = []  # (label text, label values, index in stmts)
+        for i, st in enumerate(stmts):
+            labels, values, c = [], [], st
+            while c.kind in (K.CASE_STMT, K.DEFAULT_STMT):
+                inner = list(clangext.children(c))
+                if c.kind == K.CASE_STMT and inner:
+                    labels.append("`" + written(inner[0]) + "`")
+                    values.append(self.eval(inner[0]))
+                else:
+                    labels.append("none of the cases")
+                    values.append(Known("default"))
+                c = inner[-1] if inner else c
+                if not inner:
+                    break
+            if labels:
+                arms.append((" or ".join(labels), values, i))
+        if not arms:
+            return
+        has_default = any(any(isinstance(v, Known) and v.value == "default" for v in vals) for _, vals, _ in arms)
+        if not has_default and covers_enum(cond_c, [v for _, vals, _ in arms for v in vals]):
+            has_default = True  # every enumerator has its case: no value runs none of them
+        chosen: int | None = None  # index into arms; len(arms): no case runs
+        if isinstance(cond, Known):
+            matching = [j for j, (_, vals, _) in enumerate(arms) if any(same(v, cond) for v in vals)]
+            defaults = [j for j, (_, vals, _) in enumerate(arms)
+                        if any(isinstance(v, Known) and v.value == "default" for v in vals)]
+            if matching or defaults or all(all(isinstance(v, Known) for v in vals) for _, vals, _ in arms):
+                chosen = (matching or defaults or [len(arms)])[0]
+        choice = None
+        if chosen is None:
+            labels = tuple(label for label, _, _ in arms) + (() if has_default else ("none of the cases",))
+            arm, choice = self._decide(cond_c, labels)
+            chosen = arm
+        if chosen is not None:
+            if chosen < len(arms):
+                self._run_case(stmts, arms[chosen][2])
+            return
+        self._branches_of_cases(stmts, [i for _, _, i in arms], has_default, stmt, choice)
+
+    def _run_case(self, stmts: list[ci.Cursor], start: int) -> None:
+        """Run a switch body from the case at ``start`` to the first ``break`` (falling through)."""
+        for st in stmts[start:]:
+            c = st
+            while c.kind in (K.CASE_STMT, K.DEFAULT_STMT):
+                inner = list(clangext.children(c))
+                if not inner:
+                    break
+                c = inner[-1]
+            if c.kind == K.BREAK_STMT:
+                return
+            if c.kind == K.COMPOUND_STMT:
+                inner = list(clangext.children(c))
+                for s2 in inner:
+                    if s2.kind == K.BREAK_STMT:
+                        return
+                    self.exec(s2)
+                    if self.frame.done:
+                        return
+                continue
+            self.exec(c)
+            if self.frame.done:
+                return
+
+    def _branches_of_cases(self, stmts: list[ci.Cursor], starts: list[int], has_default: bool,
+                           stmt: ci.Cursor, choice: Choice | None) -> None:
+        """Every case of a switch whose value is not known, each from the same state, merged."""
+        before = dict(self.env)
+        frame = self.frame
+        saved_done = frame.done
+        outcomes: list[dict[Key, Value]] = []
+        self.cond_depth += 1
+        try:
+            for start in starts:
+                self.env = dict(before)
+                self._run_case(stmts, start)
+                frame.done = saved_done
+                outcomes.append(self.env)
+        finally:
+            self.cond_depth -= 1
+        if not has_default:
+            outcomes.append(before)
+        self.env = before
+        merged: dict[Key, Value] = dict(before)
+        changed = {k for o in outcomes if o is not before for k, v in o.items() if before.get(k, _ABSENT) is not v}
+        for key in changed:
+            vals = [o.get(key) for o in outcomes]
+            first = vals[0]
+            if first is not None and all(v is first or (v is not None and same(first, v)) for v in vals[1:]):
+                merged[key] = first
+            else:
+                known = next((v for v in vals if v is not None), None)
+                merged[key] = Unknown(f"set differently on paths through the switch at line {stmt.location.line}",
+                                      getattr(known, "origin", None),
+                                      choices=(choice.key,) if choice is not None else ())
+        self.env = merged

@@ -1,0 +1,65 @@
+"""Small readers of libclang cursors that the interpreter and its parts share: where a cursor
+is, its expression children, implicit conversions skipped, how an expression or a function is
+written."""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from fusionlint.frontend import clangext
+from fusionlint.model.values import Loc
+
+K = ci.CursorKind
+
+NON_EXPR_CHILDREN = {K.TYPE_REF, K.NAMESPACE_REF, K.TEMPLATE_REF, K.OVERLOADED_DECL_REF}
+
+
+def function_label(fn: ci.Cursor) -> str:
+    """``Class::method`` for a member function, else the function's name."""
+    parent = fn.semantic_parent
+    if fn.kind != K.FUNCTION_DECL and parent is not None and parent.kind in (
+            K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE):
+        return f"{parent.spelling}::{fn.spelling}"
+    return fn.spelling
+
+
+def loc_of(cursor: ci.Cursor) -> Loc:
+    loc = cursor.__dict__.get("_fusionlint_loc")
+    if loc is None:
+        loc = cursor.__dict__["_fusionlint_loc"] = Loc(*clangext.location(cursor))
+    return loc
+
+
+def expr_children(cursor: ci.Cursor) -> list[ci.Cursor]:
+    kids = cursor.__dict__.get("_fusionlint_expr_children")
+    if kids is None:
+        kids = cursor.__dict__["_fusionlint_expr_children"] = [
+            c for c in clangext.children(cursor) if clangext.kind(c) not in NON_EXPR_CHILDREN]
+    return kids
+
+
+def strip(cursor: ci.Cursor) -> ci.Cursor:
+    """Skip parentheses and implicit conversions (not explicit casts)."""
+    while clangext.kind(cursor) in (K.PAREN_EXPR, K.UNEXPOSED_EXPR):
+        kids = expr_children(cursor)
+        if len(kids) != 1:
+            break
+        cursor = kids[0]
+    return cursor
+
+
+_SPACED = {"==", "!=", "&&", "||", "<=", ">=", "?", ":", "=", "+", "-", "/", "%", "|"}
+
+
+def written(cursor: ci.Cursor) -> str:
+    """An expression as written, its tokens joined the usual way (``DType::kBF16``, ``a.b(c, d)``,
+    ``x == y``)."""
+    out: list[str] = []
+    for t in cursor.get_tokens():
+        tok = t.spelling
+        if out:
+            prev = out[-1]
+            wordy = (prev[-1].isalnum() or prev[-1] == "_") and (tok[0].isalnum() or tok[0] == "_")
+            if wordy or prev == "," or tok in _SPACED or prev in _SPACED:
+                out.append(" ")
+        out.append(tok)
+    return "".join(out)
