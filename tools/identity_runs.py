@@ -642,7 +642,8 @@ def main() -> int:
     r.add_argument("--show-unrun", action="store_true")
     r.add_argument("--no-identity", action="store_true", help="only the bench (and the summary of --prev)")
     r.add_argument("--bench", action="store_true", help="then bench/run.py at --bench-commits (source mode)")
-    r.add_argument("--bench-commits", default="45a0b45 HEAD")
+    r.add_argument("--bench-commits", default="45a0b45 4380661",
+                   help="the doc's pair (4380661 was its HEAD); later commits add features (issues 18, 19)")
     r.add_argument("--bench-args", default="--quick")
     r.add_argument("--bench-reserve", type=float, default=0, help="seconds after --stop-at the bench may use")
     r.add_argument("--bench-min", type=float, default=120, help="start a bench only with this much time left")

@@ -3,7 +3,7 @@
 # check --output-format json, facts and test-rules over fixtures/ and kernels_ref/ at the parent and
 # the end of each range of restructure commits, in source and instantiated (CUTLASS headers) mode,
 # side by side on all cores, most needed comparisons first; then a summary table (parent against
-# end) and, with --bench, `python bench/run.py --quick` at 45a0b45 and HEAD on the then quiet machine.
+# end) and, with --bench, `python bench/run.py --quick` at 45a0b45 and 4380661 (the doc's HEAD; --bench-commits) on the quiet machine.
 #
 #   BUNDLE=repo.bundle CUTLASS=/tmp/cw/x SITE=/tmp/site OUT=/some/dir tools/identity_runs.sh [OPTIONS]
 #
