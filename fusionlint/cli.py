@@ -262,12 +262,16 @@ def cmd_facts(args: argparse.Namespace) -> int:
         except Exception as exc:  # noqa: BLE001 - report and go on with the other files
             print(f"fusionlint: {f}: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
             continue
+        for message in facts.functions_not_read:
+            print(f"fusionlint: note: {f}: {message}", file=sys.stderr)
         for d in [cfg.to_dict() for cfg in facts.configurations] + [
                 {"library": "cutlass", **g.to_dict()} for g in facts.cutlass]:
             d.setdefault("library", "cublaslt")
             d["headers"] = facts.header_mode
             if facts.missing_headers:
                 d["missing_headers"] = facts.missing_headers
+            if facts.functions_not_read:
+                d["functions_not_read"] = facts.functions_not_read
             out.append(d)
     json.dump(out, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")

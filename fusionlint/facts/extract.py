@@ -116,6 +116,11 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
     from fusionlint.frontend import cublaslt
 
     facts = cublaslt.extract(unit, text, api.model() if api is not None else None)
+    if any(d.severity in ("error", "fatal") for d in unit.diagnostics):  # definitions the errors made unreadable
+        from fusionlint.frontend.recovery import lost_functions
+
+        facts.functions_not_read = [f.message() for f in lost_functions(unit.tu, str(unit.path), text,
+                                                                       unit.diagnostics)]
     if may_hold_cutlass(text):
         try:
             from fusionlint.frontend.cutlass import extract_cutlass

@@ -92,6 +92,7 @@ class ParsedUnit:
     includes: list[str] = field(default_factory=list)  # the real files the parse read (include closure)
     pch: str | None = None  # "used" when parsed with a precompiled preamble
     stand_ins: Mapping[str, str] | None = None  # the stand-in headers it was parsed with (None: stand_in_headers())
+    recovered: list[str] | None = None  # what the partial-parse recovery declared (frontend/recovery.py); None: not used
 
     def record(self) -> UnitRecord:
         return UnitRecord(str(self.path), tuple(self.includes), tuple(self.missing_headers), tuple(self.args),
@@ -249,6 +250,11 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
         unit = ParsedUnit(path=path, tu=tu, args=args, diagnostics=diags, missing_headers=missing,
                           header_mode=mode, includes=_real_includes(tu))
     unit.stand_ins = stand_ins
+    if text is not None and unit.missing_headers:  # headers found nowhere: declare what they would have (recovery.py)
+        from fusionlint.frontend import recovery
+
+        if recovery.wants_recovery(unit):
+            unit = recovery.recover(unit, _unsaved_base(stand_ins) + [(str(path), text)], text)
     if options.pch_dir and text is not None and unit.pch != "used":
         _note_preamble(path, args, text, Path(options.pch_dir), unit)
     return unit

@@ -77,6 +77,7 @@ class CachedResult:
     skipped: str | None = None
     missing_headers: list[str] = dataclasses.field(default_factory=list)  # reported again on a cache hit
     undecided: list = dataclasses.field(default_factory=list)  # findings.Undecided
+    functions_not_read: list[str] = dataclasses.field(default_factory=list)  # -v notes (frontend/recovery.py)
 
 
 class Cache:
@@ -107,6 +108,7 @@ class Cache:
                 result = CachedResult([finding_from_dict(d) for d in r["findings"]], r.get("error"), r.get("skipped"),
                                       list(missing))
                 result.undecided = [Undecided.from_dict(u) for u in r.get("undecided", [])]
+                result.functions_not_read = [str(m) for m in r.get("not_read", [])]
             except (KeyError, TypeError, ValueError):
                 result = None
         if result is None:
@@ -116,13 +118,16 @@ class Cache:
         return result
 
     def store(self, key: str, findings: list[Finding], deps: list[list[str]], absent: list[str],
-              skipped: str | None = None, missing: list[str] = (), undecided: list = ()) -> bool:
+              skipped: str | None = None, missing: list[str] = (), undecided: list = (),
+              not_read: list[str] = ()) -> bool:
         data = findings_to_json(findings)
         if data is None:
             return False
         entry = {"key": key, "deps": deps, "absent": absent, "created": time.time(),
                  "result": {"findings": data, "error": None, "skipped": skipped, "missing": list(missing)}}
         entry["result"]["undecided"] = [u.to_dict() for u in undecided]
+        if not_read:
+            entry["result"]["not_read"] = list(not_read)
         ok = write_atomic(self._result_path(key), json.dumps(entry).encode("utf-8"))
         self.wrote |= ok
         return ok

@@ -294,6 +294,8 @@ class Checker:
             print(f"fusionlint: {p.path}: {result.error}", file=sys.stderr)
         if result.missing_headers:
             self._note_missing_headers(str(p.path), result.missing_headers)
+        if result.functions_not_read:
+            self._note_not_read(str(p.path), result.functions_not_read)
         from fusionlint.decide import suppress
 
         s = p.settings
@@ -311,6 +313,19 @@ class Checker:
             if note.detail:
                 self._library_missing[path] = [h for h in headers if notes.library_of(h)]
             if not note.detail or self.opts.verbose:
+                print(f"fusionlint: note: {note.text()}", file=sys.stderr)
+
+    def _note_not_read(self, path: str, messages: list[str]) -> None:
+        """-v: a note per function definition the parse could not read (``frontend/recovery.py``)."""
+        import re
+
+        from fusionlint import notes
+
+        for message in messages:
+            m = re.search(r" at line (\d+) ", message)
+            note = notes.Note(path, int(m.group(1)) if m else 0, 0, message, detail=True)
+            self.notes.append(note)
+            if self.opts.verbose:
                 print(f"fusionlint: note: {note.text()}", file=sys.stderr)
 
     def finish_notes(self) -> None:
@@ -333,6 +348,7 @@ class Checker:
             o = run_task(p.task, str(self.cache.root) if self.cache else None)
             p.result = cache.CachedResult(o.findings, o.error, o.skipped, o.missing_headers)
             p.result.undecided = o.undecided
+            p.result.functions_not_read = o.functions_not_read
         return self.report(p, p.result)
 
     def prime(self, tasks: list) -> ApiData | None:
@@ -435,6 +451,7 @@ def _run_check(opts: CheckOptions, files: list[Path], jobs: int, timeout: float,
     def on_outcome(o) -> None:
         prepared[o.index].result = cache.CachedResult(o.findings, o.error, o.skipped, o.missing_headers)
         prepared[o.index].result.undecided = o.undecided
+        prepared[o.index].result.functions_not_read = o.functions_not_read
         outcomes.append(o)
         progress.finished()
         report_ready()

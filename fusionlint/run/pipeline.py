@@ -40,6 +40,7 @@ class FileResult:
     skipped: str | None = None  # the file is not source code
     undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
     missing_headers: list[str] = field(default_factory=list)  # found nowhere: parsed as empty stand-ins
+    functions_not_read: list[str] = field(default_factory=list)  # definitions the parse lost (-v notes)
     unit: UnitRecord | None = None  # the parse's record (None: no parse finished): what the result cache keeps
 
 
@@ -61,6 +62,7 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
         result.facts = extract_file(path, options, preload=source.preload if source is not None else None,
                                     also_import=RULE_MODULES, on_parse=parsed, api=api)
         result.missing_headers = list(result.facts.missing_headers)
+        result.functions_not_read = list(result.facts.functions_not_read)
         from fusionlint.rules.engine import run_rules
 
         result.findings = run_rules(list(source.get() if source is not None else rules), result.facts, arch,

@@ -55,6 +55,7 @@ class Outcome:
     pid: int = 0  # the process that checked the file
     undecided: list = field(default_factory=list)  # findings.Undecided: checks unknown facts left open
     missing_headers: list[str] = field(default_factory=list)  # headers found nowhere (empty stand-ins)
+    functions_not_read: list[str] = field(default_factory=list)  # definitions the parse lost (-v notes)
 
 
 def _test_hook(path: Path) -> None:
@@ -111,6 +112,7 @@ def run_task(task: Task, cache_dir: str | None, api: object | None = None) -> Ou
     out.missing_headers = list(result.missing_headers)
     out.pch = record.pch if record else None
     out.undecided = list(result.undecided)
+    out.functions_not_read = list(result.functions_not_read)
     if cache_dir and task.cache_key and result.error is None:
         try:
             if cache.file_hash(str(task.path)) != task.content_hash:
@@ -124,7 +126,8 @@ def run_task(task: Task, cache_dir: str | None, api: object | None = None) -> Ou
                                                      list(record.includes))
                     out.cached = cache.Cache(Path(cache_dir)).store(task.cache_key, result.findings, deps, absent,
                                                                     missing=result.missing_headers,
-                                                                    undecided=result.undecided)
+                                                                    undecided=result.undecided,
+                                                                    not_read=result.functions_not_read)
         except Exception:  # noqa: BLE001 - a cache that cannot be written is only slower
             pass
     result.facts = None

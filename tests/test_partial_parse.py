@@ -1,0 +1,97 @@
+"""Files that only partly parse: headers found nowhere (ATen, c10...) whose names a function's
+declarator uses. fusionlint declares those names (frontend/recovery.py) and parses again, so the
+function is read as a function and its cuBLASLt configuration kept; a definition that stays
+unreadable is named in a -v note and in ``fusionlint facts``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_helpers import run_cli
+from conftest import FIXTURES
+
+from fusionlint.frontend import parse, recovery
+from fusionlint.frontend.parse import ParseOptions, parse_file
+
+PARTIAL = FIXTURES / "real_code" / "partial"
+TENSOR_GEMM = PARTIAL / "tensor_gemm.cu"  # at::Tensor f(..., std::optional<at::Tensor> = std::nullopt) {...}
+UNREADABLE = PARTIAL / "unreadable.cu"  # one function lost to a CUTLASS template (never declared), one recovered
+
+
+def _facts(path: Path) -> list[dict]:
+    rc, out, _ = run_cli("facts", path)
+    assert rc == 0
+    return json.loads(out)
+
+
+def test_facts_reads_the_configuration_of_a_function_the_missing_header_broke() -> None:
+    configs = _facts(TENSOR_GEMM)
+    assert [(c["function"], c["kind"]) for c in configs] == [("tf32_matmul", "matmul")]
+    cfg = configs[0]
+    desc = cfg["parameters"]["matmul_desc"]
+    assert desc["COMPUTE_TYPE"]["name"] == "CUBLAS_COMPUTE_32F_FAST_TF32"
+    assert desc["SCALE_TYPE"]["name"] == "CUDA_R_32F"
+    assert cfg["layouts"]["A"] is not None and cfg["line"] == 30
+    assert cfg["missing_headers"] == ["ATen/ATen.h"]
+    assert "functions_not_read" not in cfg
+
+
+def test_an_illegal_setting_in_such_a_function_is_reported() -> None:
+    rc, out, _ = run_cli("--no-cache", "--select", "FL100", TENSOR_GEMM)
+    assert rc == 1
+    assert "tensor_gemm.cu:24:67: error:" in out and "[FL100]" in out
+
+
+def test_a_function_that_stays_unreadable_is_noted() -> None:
+    rc, _, err = run_cli("--no-cache", "-v", UNREADABLE)
+    notes = [line for line in err.splitlines() if "not read" in line]
+    assert len(notes) == 1 and notes[0].startswith("fusionlint: note: ")
+    assert notes[0].endswith("unreadable.cu:11: function `half_scale_gemm` at line 11 not read: 11:23: use of "
+                             "undeclared identifier 'cutlass'")
+    rc, _, quiet = run_cli("--no-cache", UNREADABLE)
+    assert "not read" not in quiet  # a -v note
+    configs = _facts(UNREADABLE)
+    # plain_gemm's descriptor (line 19), which only needed the tensor library's names, is read;
+    # half_scale_gemm's (line 13) is not
+    assert [(c["kind"], c["line"]) for c in configs] == [("descriptor", 19)]
+    assert configs[0]["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] == "CUBLAS_COMPUTE_32F"
+    assert configs[0]["functions_not_read"] == [
+        "function `half_scale_gemm` at line 11 not read: 11:23: use of undeclared identifier 'cutlass'"]
+
+
+def test_the_stand_in_declares_no_cublaslt_or_cutlass_name() -> None:
+    text = UNREADABLE.read_text()
+    unit = parse_file(UNREADABLE, ParseOptions(), text=text)
+    assert unit.recovered is not None and "at::" in unit.recovered
+    # the header made from the parse without it
+    args, _ = parse.build_args(UNREADABLE, ParseOptions())
+    tu, diags, _ = parse._parse_rounds(str(UNREADABLE), args, parse._unsaved_base() + [(str(UNREADABLE), text)])
+    header = recovery.stand_in(tu, diags, str(UNREADABLE), text, parse.stand_in_headers())
+    assert header is not None
+    declared = header.text.replace("#include <cublasLt.h>", "")
+    assert "namespace cutlass" not in declared and "struct cutlass" not in declared
+    assert "cublas" not in declared.lower().replace("fusionlint", "")
+    assert "namespace at" in declared and "using Tensor = ::fusionlint_partial::any;" in declared
+
+
+def test_only_a_file_with_missing_headers_and_errors_gets_the_recovery_parse(monkeypatch, tmp_path: Path) -> None:
+    calls = []
+    real = recovery.recover
+
+    def counted(*a, **k):
+        calls.append(a[0].path)
+        return real(*a, **k)
+
+    monkeypatch.setattr(recovery, "recover", counted)
+    good = FIXTURES / "cublaslt" / "rules" / "FL100_transa_int64_size.cpp"
+    unit = parse_file(good, ParseOptions(), text=good.read_text())
+    assert unit.recovered is None
+    # a missing header, but no error: no extra round either
+    src = tmp_path / "clean.cpp"
+    src.write_text('#include "not_here.h"\nint f(int a) { return a; }\n')
+    unit = parse_file(src, ParseOptions(), text=src.read_text())
+    assert unit.missing_headers == ["not_here.h"] and unit.recovered is None
+    assert calls == []
+    unit = parse_file(TENSOR_GEMM, ParseOptions(), text=TENSOR_GEMM.read_text())
+    assert calls == [TENSOR_GEMM] and unit.recovered is not None
+    assert not unit.main_file_errors()  # every name the missing header declared, stood in
