@@ -22,7 +22,7 @@ from fusionlint.errors import (  # noqa: F401  (re-exported: the exit statuses a
     UsageError,
 )
 
-COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server", "trace")
+COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", "calibrate", "server", "trace", "index")
 # facts, graph and probe parse each file in a forked child (workers.call_isolated) with the limit
 # defaults.ISOLATED_TIMEOUT; test-rules goes through check's workers, with it as its default --timeout
 
@@ -114,15 +114,35 @@ def build_parser() -> argparse.ArgumentParser:
                             "CUTLASS headers, and what was dropped from compile commands (plugins, response files)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="no progress line (shown only when stderr is a terminal)")
-    _add_speed_args(check, timeout=CHECK_TIMEOUT).add_argument(
+    check_speed = _add_speed_args(check, timeout=CHECK_TIMEOUT)
+    check_speed.add_argument(
         "--max-files", type=int, default=MAX_FILES, metavar="N",
         help=f"refuse to check more than N files (default: {MAX_FILES}; 0: no limit)")
+    check_speed.add_argument("--no-index", action="store_true",
+                             help="do not use the project index (`fusionlint index`) for calls from other files")
     _add_frontend_args(check)
 
     facts = sub.add_parser("facts", help="print the configurations extracted from files")
     facts.add_argument("paths", nargs="+", metavar="PATH")
     facts.add_argument("--output-format", choices=["json"], default="json")
+    facts.add_argument("-p", "--compile-commands", metavar="PATH",
+                       help="compile_commands.json (or its directory) whose project index (`fusionlint index`) gives "
+                            "the calls from other files; default: the nearest one above each file")
+    facts.add_argument("--cache-dir", metavar="DIR", help="where the project index is (default: as for check)")
+    facts.add_argument("--no-index", action="store_true", help="do not use the project index")
     _add_frontend_args(facts)
+
+    index = sub.add_parser("index", help="index a project's translation units (compile_commands.json): the "
+                                         "functions that reach cuBLASLt and their calls from other files, which "
+                                         "check and facts then use")
+    index.add_argument("paths", nargs="*", metavar="PATH",
+                       help="files or directories to (re)index (default: every file of the compilation database)")
+    index.add_argument("-p", "--compile-commands", metavar="PATH",
+                       help="compile_commands.json (or its directory); default: the nearest one above each file "
+                            "(above the current directory without PATHs)")
+    index.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    _add_speed_args(index, timeout=CHECK_TIMEOUT)
+    _add_frontend_args(index)
 
     graph = sub.add_parser("graph", help="print the dependency graph of one file")
     graph.add_argument("file", metavar="FILE")
@@ -238,13 +258,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     return run_check(check_options(args), _collect(args.paths))
 
 
-def _extract_isolated(path: Path, options):
+def _extract_isolated(path: Path, options, contexts: dict | None = None):
     """The facts of one file, extracted in a forked child: a file that crashes libclang (or runs
-    past ISOLATED_TIMEOUT) raises ``ChildFailed`` with the reason instead of ending the command."""
+    past ISOLATED_TIMEOUT) raises ``ChildFailed`` with the reason instead of ending the command.
+    ``contexts``: calls of its functions from other files (the project index)."""
     from fusionlint.facts.extract import extract_file
     from fusionlint.run.workers import call_isolated
 
+    if contexts:
+        import functools
+
+        return call_isolated(functools.partial(extract_file, contexts=contexts), path, options,
+                             timeout=float(ISOLATED_TIMEOUT))
     return call_isolated(extract_file, path, options, timeout=float(ISOLATED_TIMEOUT))
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from fusionlint.run.options import check_options
+    from fusionlint.run.index_build import run_index
+
+    return run_index(check_options(args), args.paths)
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -253,9 +286,18 @@ def cmd_facts(args: argparse.Namespace) -> int:
     files = _collect(args.paths)
     options = _parse_options(args)
     out = []
+    indexed = None
+    if not args.no_index:
+        from fusionlint.run.index_build import IndexedFacts
+
+        indexed = IndexedFacts(args)
     for f in files:
         try:
-            facts = _extract_isolated(f, options)
+            with_index = indexed.options_and_contexts(f) if indexed is not None else None
+            if with_index is not None:  # the project's index: the file's flags from its database, its callers
+                facts = _extract_isolated(f, with_index[0], with_index[1])
+            else:
+                facts = _extract_isolated(f, options)
         except SkipFile as exc:
             print(f"fusionlint: {f}: skipped: {exc}", file=sys.stderr)
             continue
@@ -454,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     handlers = {"check": cmd_check, "facts": cmd_facts, "graph": cmd_graph, "rule": cmd_rule,
                 "test-rules": cmd_test_rules, "probe": cmd_probe, "verify": cmd_verify, "calibrate": cmd_calibrate,
-                "server": cmd_server, "trace": cmd_trace}
+                "server": cmd_server, "trace": cmd_trace, "index": cmd_index}
     try:
         status = handlers[args.command](args)
         sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit

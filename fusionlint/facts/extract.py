@@ -96,13 +96,14 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object] | None = None,
                  also_import: tuple[str, ...] = (), on_parse: Callable[[UnitRecord], None] | None = None,
-                 api: ApiData | None = None) -> FileFacts:
+                 api: ApiData | None = None, contexts: dict | None = None) -> FileFacts:
     """The file's facts. ``preload`` runs in a thread while libclang parses, and the modules named
     in ``also_import`` are imported there (``check_file`` reads the rules and imports their engine
     that way when they have not been read yet). ``on_parse`` is given the parse's record (what the
     result cache keeps: the include closure, the headers found nowhere, the arguments, the PCH) as
     soon as libclang is done, before the readers run. ``api``: the stand-in headers and API model
-    to use (``frontend.api.ApiData``: ``check``'s copies from its cache), else the shipped ones."""
+    to use (``frontend.api.ApiData``: ``check``'s copies from its cache), else the shipped ones.
+    ``contexts``: calls of the file's functions from other files (the project index), by USR."""
     text = _read_text(path)
     alias = utf8_alias(path)  # a name libclang cannot take (not UTF-8) is parsed under an alias
     importer = _import_during_parse(text, preload, also_import, api)
@@ -115,7 +116,8 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
         on_parse(unit.record())
     from fusionlint.frontend import cublaslt
 
-    facts = cublaslt.extract(unit, text, api.model() if api is not None else None)
+    facts = cublaslt.extract(unit, text, api.model() if api is not None else None,
+                             **({"contexts": contexts} if contexts else {}))
     if any(d.severity in ("error", "fatal") for d in unit.diagnostics):  # definitions the errors made unreadable
         from fusionlint.frontend.recovery import lost_functions
 

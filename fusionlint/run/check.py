@@ -258,18 +258,49 @@ class Checker:
         self._arch_uses.setdefault((arch, arch_from), s)
         if self.opts.verbose:
             print(f"fusionlint: note: {path}: arch {arch} (from {arch_from})", file=sys.stderr)
+        contexts, contexts_key = self._index_contexts(path, real_parent) if db_dir else ({}, "")
         key = content = None
         if self.cache is not None:
             content = cache.file_hash(spath)
             if content is not None:
                 key = cache.digest("result", cache.FORMAT, cache.fusionlint_key(), cache.libclang_key(), str(self.cwd),
-                                   spath, str(path.absolute()), content, args, arch, s.rules_key)
+                                   spath, str(path.absolute()), content, args, arch, s.rules_key,
+                                   *((contexts_key,) if contexts_key else ()))
                 hit = self.cache.lookup(key)
                 if hit is not None:
                     return Prepared(path, s, hit, how="cached")
             if self.use_pch:
                 options.pch_dir = str(self.cache.pch_dir)
-        return Prepared(path, s, task=Task(index, path, options, s.rules, arch, key, content))
+        return Prepared(path, s, task=Task(index, path, options, s.rules, arch, key, content, contexts or None))
+
+    def _index_contexts(self, path: Path, real_parent: Path) -> tuple[dict, str]:
+        """The calls from other files of the functions ``path`` defines, from the project index of its
+        compilation database (``fusionlint index``), and their digest for the cache key; nothing
+        without an index (or with ``--no-index``)."""
+        if self.opts.no_index:
+            return {}, ""
+        db_path = self.db.path if self.db else compile_db.discover(real_parent)
+        if db_path is None:
+            return {}, ""
+        from fusionlint.run import project_index
+
+        root = Path(self.opts.cache_dir) if self.opts.cache_dir else cache.default_dir()
+        index = project_index.project_index(root, db_path)
+        if index is None:
+            return {}, ""
+        found = index.contexts_for(path)
+        note = project_index.stale_note(index)
+        if note is not None and note not in self._notes_said:
+            self._notes_said.add(note)
+            print(f"fusionlint: note: {note}", file=sys.stderr)
+        return found
+
+    def parse_options_of(self, path: Path) -> tuple[ParseOptions, list[str]]:
+        """The parse options and compiler arguments ``check`` would parse ``path`` with (``index``)."""
+        real_parent = self._real_parent(path)
+        s, _ = self._per_dir(real_parent)
+        options, _arch = self.options(path, s, real_parent)
+        return options, self._args(path, options)
 
     def _per_dir(self, real_parent: Path) -> tuple[Settings, bool]:
         """The settings of a directory's files, and whether a compilation database covers them."""
@@ -405,6 +436,8 @@ def run_check_setup() -> None:
     config.load_config.cache_clear()
     compile_db.discover.cache_clear()
     compile_db.load.cache_clear()
+    if "fusionlint.run.project_index" in sys.modules:
+        sys.modules["fusionlint.run.project_index"].forget()
 
 
 def run_check(opts: CheckOptions, files: list[Path]) -> int:

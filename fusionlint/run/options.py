@@ -69,6 +69,7 @@ class CheckOptions:
     cache_dir: str | None = None
     no_pch: bool = False
     no_prefilter: bool = False
+    no_index: bool = False  # do not use the project index (``fusionlint index``) even where one exists
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ class Task:
     arch: str
     cache_key: str | None = None
     content_hash: str | None = None
+    contexts: dict | None = None  # calls of the file's functions from other files (the project index), by USR
 
 
 @dataclass
@@ -101,7 +102,8 @@ def run_task(task: Task, cache_dir: str | None, api: object | None = None) -> Ou
     start = time.time()
     try:
         _test_hook(task.path)
-        result = pipeline.check_file(task.path, task.rules, task.options, task.arch, api=api)
+        result = pipeline.check_file(task.path, task.rules, task.options, task.arch, api=api,
+                                     contexts=getattr(task, "contexts", None))
     except Exception as exc:  # noqa: BLE001 - a failure outside the pipeline's own guard
         result = pipeline.FileResult(str(task.path))
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]

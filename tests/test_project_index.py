@@ -1,0 +1,120 @@
+"""Issue 19, across translation units: `fusionlint index` records which functions of a project
+reach cuBLASLt and the calls of them from other files; `check` and `facts` of the defining file then
+evaluate each function once per such call (fixtures/interprocedural/cross_tu: gemm.cu defines
+run_gemm, main.cpp calls it twice, the second time with CUBLAS_COMPUTE_16F for BF16 data, FL105)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from conftest import FIXTURES
+
+CROSS_TU = FIXTURES / "interprocedural" / "cross_tu"
+LEGAL_LINE, ILLEGAL_LINE = 13, 15  # main.cpp's two calls of run_gemm
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    """A copy of the fixture project (its compile_commands.json has relative paths)."""
+    dest = tmp_path / "proj"
+    shutil.copytree(CROSS_TU, dest)
+    return dest
+
+
+def _index(proj: Path) -> str:
+    rc, out, err = run_cli("index", "-p", proj / "compile_commands.json", "-j", "2")
+    assert rc == 0, err
+    line = out.strip()
+    assert line.startswith("fusionlint: index: "), out
+    return line
+
+
+def _check(proj: Path, *extra) -> list[dict]:
+    rc, out, err = run_cli("check", "--output-format", "json", *extra, proj / "gemm.cu")
+    assert rc in (0, 1), err
+    return json.loads(out)
+
+
+def _facts(proj: Path) -> list[dict]:
+    rc, out, err = run_cli("facts", proj / "gemm.cu")
+    assert rc == 0, err
+    return [c for c in json.loads(out) if c["kind"] == "matmul"]
+
+
+def _vias(finding: dict) -> list[tuple[str, int, str]]:
+    return [(Path(r["path"]).name, r["line"], r["message"]) for r in finding["related"]
+            if r["message"].startswith("via ")]
+
+
+def test_check_reports_the_bad_call_from_another_file_only_with_the_index(proj):
+    assert _check(proj) == []  # the compute type comes from the caller: unknown, nothing reported
+    _index(proj)
+    found = _check(proj)
+    assert [f["code"] for f in found] == ["FL105"], found
+    f = found[0]
+    assert (Path(f["path"]).name, f["line"]) == ("gemm.cu", 13)  # the create call of gemm.cu
+    assert _vias(f) == [("main.cpp", ILLEGAL_LINE, "via main() -> run_gemm(...)")]
+    assert _check(proj, "--no-index") == []  # the index is what made the difference
+
+
+def test_facts_say_which_call_of_which_file_each_value_comes_from(proj):
+    before = _facts(proj)
+    assert [c.get("via") for c in before] == [None]
+    assert "value" not in before[0]["parameters"]["matmul_desc"]["COMPUTE_TYPE"]
+    _index(proj)
+    configs = _facts(proj)
+    main = str((proj / "main.cpp").resolve())
+    assert [c["via"] for c in configs] == [
+        [{"caller": "main", "callee": "run_gemm", "path": main, "line": line, "column": 3}]
+        for line in (LEGAL_LINE, ILLEGAL_LINE)]
+    compute = [c["parameters"]["matmul_desc"]["COMPUTE_TYPE"] for c in configs]
+    assert [x["name"] for x in compute] == ["CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_16F"]
+    assert [(x["origin"]["path"], x["origin"]["line"]) for x in compute] == [(main, LEGAL_LINE), (main, ILLEGAL_LINE)]
+    # what the caller could not hand over (a pointer) is the callee's own symbol, as without a caller
+    assert all(c["unknowns"] == [] for c in configs), [c["unknowns"] for c in configs]
+
+
+def test_a_changed_caller_invalidates_the_callees_result_once_reindexed(proj):
+    _index(proj)
+    assert [f["code"] for f in _check(proj)] == ["FL105"]
+    main = proj / "main.cpp"
+    text = main.read_text(encoding="utf-8")
+    fixed = text.replace("CUBLAS_COMPUTE_16F, CUDA_R_16F", "CUBLAS_COMPUTE_32F, CUDA_R_32F")
+    assert fixed != text
+    main.write_text(fixed, encoding="utf-8")
+    # before the index is refreshed the changed caller's calls are not used, and a note says so
+    rc, out, err = run_cli("check", "--output-format", "json", proj / "gemm.cu")
+    assert json.loads(out) == [] and "changed since `fusionlint index`" in err, err
+    assert re.search(r"\(1 parsed, 1 cached\)", _index(proj))  # only main.cpp is parsed again
+    assert _check(proj) == []  # gemm.cu did not change: its cached FL105 must not come back
+    compute = [c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] for c in _facts(proj)]
+    assert compute == ["CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_32F"]
+
+
+def test_the_index_is_reused_and_matches_callers_to_the_definition_by_usr(proj):
+    first = _index(proj)
+    assert re.search(r"2 files \(2 parsed, 0 cached\), 2 functions reaching cuBLASLt, 2 call sites of them", first), first
+    second = _index(proj)
+    assert re.search(r"2 files \(0 parsed, 2 cached\)", second), second  # nothing parsed again
+    from fusionlint.run.project_index import project_index, forget
+    from fusionlint.store import default_dir
+
+    forget()
+    index = project_index(default_dir(), proj / "compile_commands.json")
+    assert index is not None
+    gemm = index._record(str((proj / "gemm.cu").resolve()))
+    caller = index._record(str((proj / "main.cpp").resolve()))
+    (run_gemm,) = [f for f in gemm["functions"] if f["name"] == "run_gemm"]
+    # the USR of run_gemm, declared in gemm.h, is the same in gemm.cu (CUDA) and in main.cpp (C++)
+    assert [c["usr"] for c in caller["calls"] if c["context"]["via"][-1]["callee"] == "run_gemm"] == [run_gemm["usr"]] * 2
+    reaches = run_gemm["reaches"]
+    assert (reaches["compute"], reaches["scale"]) == (["matmul_desc.COMPUTE_TYPE"], ["matmul_desc.SCALE_TYPE"])
+    assert set(reaches) == {"compute", "scale", "m", "n", "k"} and "layout_A.COLS" in reaches["m"]
+    contexts, key = index.contexts_for(proj / "gemm.cu")
+    assert len(contexts[run_gemm["usr"]]) == 2 and key
+    assert index.contexts_for(proj / "main.cpp") == ({}, "")  # main() is called from nowhere
