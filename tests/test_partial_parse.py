@@ -76,13 +76,13 @@ def test_the_stand_in_declares_no_cublaslt_or_cutlass_name() -> None:
 
 def test_only_a_file_with_missing_headers_and_errors_gets_the_recovery_parse(monkeypatch, tmp_path: Path) -> None:
     calls = []
-    real = recovery.recover
+    real = parse._recover
 
     def counted(*a, **k):
         calls.append(a[0].path)
         return real(*a, **k)
 
-    monkeypatch.setattr(recovery, "recover", counted)
+    monkeypatch.setattr(parse, "_recover", counted)
     good = FIXTURES / "cublaslt" / "rules" / "FL100_transa_int64_size.cpp"
     unit = parse_file(good, ParseOptions(), text=good.read_text())
     assert unit.recovered is None

@@ -36,7 +36,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from fusionlint.defaults import DEFAULT_STD
-from fusionlint.frontend import toolchain
+from fusionlint.frontend import recovery, toolchain
 
 VIRTUAL_ROOT = "/__fusionlint__"
 STUB_DIR = f"{VIRTUAL_ROOT}/include"
@@ -251,10 +251,8 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
                           header_mode=mode, includes=_real_includes(tu))
     unit.stand_ins = stand_ins
     if text is not None and unit.missing_headers:  # headers found nowhere: declare what they would have (recovery.py)
-        from fusionlint.frontend import recovery
-
         if recovery.wants_recovery(unit):
-            unit = recovery.recover(unit, _unsaved_base(stand_ins) + [(str(path), text)], text)
+            unit = _recover(unit, _unsaved_base(stand_ins) + [(str(path), text)], text)
     if options.pch_dir and text is not None and unit.pch != "used":
         _note_preamble(path, args, text, Path(options.pch_dir), unit)
     return unit
@@ -638,3 +636,49 @@ class _PchTranslationUnit(ci.TranslationUnit):
 
     def get_includes(self):
         return iter([*self._pch_inclusions, *super().get_includes()])
+
+
+def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> ParsedUnit:
+    """``unit`` parsed again with a recovery header (``stand_in``) in the first missing header's
+    place, when that reads more of the main file; else ``unit``. ``unsaved``: the parse's files
+    (fusionlint's headers, the main file's text). At most two more parses: one with every missing
+    header stood in when ``unit``'s rounds stopped at one more (its diagnostics are cut there), and
+    the recovery parse."""
+    path = str(unit.path)
+    missing = list(unit.missing_headers)
+    tu, diags = unit.tu, unit.diagnostics
+    cut = any(d.severity == "fatal" and (m := _NOT_FOUND.match(d.message)) and m.group("name") in missing
+              for d in diags)
+    if cut:
+        # the rounds stopped at one more missing header (diagnostics are cut there): parse once with an
+        # empty stand-in for every header the main file includes as well; they are searched last, so
+        # a header found anywhere is still the real one, and those used are the ones found nowhere
+        named = [n for n in dict.fromkeys(missing + recovery._INCLUDE.findall(recovery._code_keeping_includes(text)))
+                 if not n.startswith("/")]
+        tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named))
+        diags = _diagnostics(tu)
+        if any(d.severity == "fatal" for d in diags):
+            return unit
+        used = []
+        for inc in tu.get_includes():
+            name = inc.include.name if inc.include is not None else ""
+            if name.startswith(MISSING_DIR + "/"):
+                used.append(name[len(MISSING_DIR) + 1:])
+        missing = list(dict.fromkeys(missing + used))
+    model = dict(unit.stand_ins) if unit.stand_ins is not None else stand_in_headers()
+    header = recovery.stand_in(tu, diags, path, text, model)
+    best = (tu, diags, None)
+    if header is not None:
+        files = [(name, header.text if i == 0 else body)
+                 for i, (name, body) in enumerate(_missing_stand_ins(missing))]
+        tu2 = _index().parse(path, args=unit.args, unsaved_files=unsaved + files)
+        diags2 = _diagnostics(tu2)
+        if not any(d.severity == "fatal" for d in diags2) and \
+                recovery._score(tu2, diags2, path, text) < recovery._score(tu, diags, path, text):
+            best = (tu2, diags2, header.names)
+    if best[0] is unit.tu:
+        return unit
+    tu, diags, names = best
+    return ParsedUnit(path=unit.path, tu=tu, args=unit.args, diagnostics=diags, missing_headers=missing,
+                        header_mode=unit.header_mode, includes=_real_includes(tu), stand_ins=unit.stand_ins,
+                        recovered=names)
