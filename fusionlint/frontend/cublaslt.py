@@ -19,7 +19,7 @@ from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, F
 from fusionlint.frontend import clangext
 from fusionlint.model.cublaslt_api import ApiModel, load_model
 from fusionlint.frontend import alternatives
-from fusionlint.frontend.interp import Interpreter, expr_children, loc_of, strip
+from fusionlint.frontend.interp import Interpreter, expr_children, is_stand_in_type, loc_of, strip
 from fusionlint.frontend.parse import ParsedUnit, closure_mentions
 from fusionlint.model.values import Address, Handle, Known, Loc, Symbol, Unknown, Value
 
@@ -164,7 +164,7 @@ class CublasLtHandler:
         buffer_size = None
         if len(arg_cursors) > 2:
             t = strip(arg_cursors[2]).type.get_canonical()
-            if t.kind == ci.TypeKind.POINTER:
+            if t.kind == ci.TypeKind.POINTER and not is_stand_in_type(t.get_pointee()):
                 size = t.get_pointee().get_size()
                 buffer_size = size if size > 0 else None
         if isinstance(value, Handle):

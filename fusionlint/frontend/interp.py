@@ -981,6 +981,9 @@ class Interpreter(ChoiceMixin):
     def _sizeof(self, cursor: ci.Cursor, origin: Loc) -> Value:
         tokens = [t.spelling for t in cursor.get_tokens()]
         word = tokens[0] if tokens else "sizeof"
+        if any(is_stand_in_type(strip(k).type) for k in clangext.children(cursor)):
+            return Unknown(f"{word} of a type whose header was found nowhere (declared only to read the file)",
+                           origin)
         # sizeof(param) / sizeof(T) inside an inlined template: use the caller's argument type.
         if self.frames and word == "sizeof":
             kids = list(clangext.children(cursor))
@@ -1067,6 +1070,12 @@ def _is_arrow(member_ref: ci.Cursor) -> bool:
         if t.spelling == member_ref.spelling:
             return False
     return False
+
+
+def is_stand_in_type(t: ci.Type) -> bool:
+    """A type the partial-parse recovery declared (frontend/recovery.py) for a header found
+    nowhere: its size and layout say nothing about the real one."""
+    return "fusionlint_partial" in t.get_canonical().spelling
 
 
 def _is_if_constexpr(stmt: ci.Cursor) -> bool:
