@@ -56,6 +56,27 @@ def covers_enum(cond: ci.Cursor, labels: list[Value]) -> bool:
     return bool(values) and values <= seen
 
 
+def merge_outcomes(before: dict[Key, Value], outcomes: list[dict[Key, Value]], reason: str,
+                   choices: tuple[str, ...] = ()) -> dict[Key, Value]:
+    """The state after alternatives run from ``before``: a value that differs between the
+    ``outcomes`` becomes Unknown ("set differently on paths through the REASON"), naming the runtime
+    ``choices`` that decide between them. Every outcome starts as a copy of ``before`` and the
+    interpreter never removes a key, so a key whose value is the very object it was before in
+    every outcome stays as it is; only the others are compared."""
+    merged: dict[Key, Value] = dict(before)
+    changed = {k for o in outcomes if o is not before for k, v in o.items() if before.get(k, _ABSENT) is not v}
+    for key in changed:
+        vals = [o.get(key) for o in outcomes]
+        first = vals[0]
+        if first is not None and all(v is first or (v is not None and same(first, v)) for v in vals[1:]):
+            merged[key] = first
+        else:
+            known = next((v for v in vals if v is not None), None)
+            merged[key] = Unknown(f"set differently on paths through the {reason}", getattr(known, "origin", None),
+                                  choices=choices)
+    return merged
+
+
 class ChoiceMixin:
     """The interpreter's handling of runtime choices (mixed into ``Interpreter``)."""
 
@@ -183,17 +204,5 @@ class ChoiceMixin:
             self.cond_depth -= 1
         if not has_default:
             outcomes.append(before)
-        self.env = before
-        merged: dict[Key, Value] = dict(before)
-        changed = {k for o in outcomes if o is not before for k, v in o.items() if before.get(k, _ABSENT) is not v}
-        for key in changed:
-            vals = [o.get(key) for o in outcomes]
-            first = vals[0]
-            if first is not None and all(v is first or (v is not None and same(first, v)) for v in vals[1:]):
-                merged[key] = first
-            else:
-                known = next((v for v in vals if v is not None), None)
-                merged[key] = Unknown(f"set differently on paths through the switch at line {stmt.location.line}",
-                                      getattr(known, "origin", None),
-                                      choices=(choice.key,) if choice is not None else ())
-        self.env = merged
+        self.env = merge_outcomes(before, outcomes, f"switch at line {stmt.location.line}",
+                                  (choice.key,) if choice is not None else ())

@@ -17,7 +17,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
-from fusionlint.frontend.choices import Assumption, Choice, ChoiceMixin  # noqa: F401 - Choice is part of the API
+from fusionlint.frontend.choices import Assumption, Choice, ChoiceMixin, merge_outcomes  # noqa: F401 - Choice is part of the API
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
     NON_EXPR_CHILDREN,
     expr_children,
@@ -40,7 +40,6 @@ CONTAINER_KINDS = {K.NAMESPACE, K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE, K
 CAST_KINDS = {K.PAREN_EXPR, K.UNEXPOSED_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
               K.CXX_FUNCTIONAL_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR}
 _MAX_DEPTH = 6
-_ABSENT = object()
 _MAX_STEPS = 200_000
 
 
@@ -546,21 +545,7 @@ class Interpreter(ChoiceMixin):
                     outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
-        # Every outcome starts as a copy of ``before`` and the interpreter never removes a key, so
-        # a key whose value is the very object it was before in every outcome stays as it is;
-        # only the others are compared.
-        merged: dict[Key, Value] = dict(before)
-        changed = {k for o in outcomes if o is not before for k, v in o.items() if before.get(k, _ABSENT) is not v}
-        for key in changed:
-            vals = [o.get(key) for o in outcomes]
-            first = vals[0]
-            if first is not None and all(v is first or (v is not None and same(first, v)) for v in vals[1:]):
-                merged[key] = first
-            else:
-                known = next((v for v in vals if v is not None), None)
-                merged[key] = Unknown(f"set differently on paths through the {reason}",
-                                      getattr(known, "origin", None), choices=choices)
-        self.env = merged
+        self.env = merge_outcomes(before, outcomes, reason, choices)
 
     # ---- declarations and assignment ---------------------------------------------------------
     def var_key(self, decl: ci.Cursor) -> Key:
