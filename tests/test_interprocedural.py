@@ -87,3 +87,36 @@ def test_a_function_template_is_checked_per_instantiation_with_its_traits_and_if
              c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"]) for c in configs] == [
         (40, "CUDA_R_32F", "CUBLAS_COMPUTE_32F"), (41, "CUDA_R_16F", "CUBLAS_COMPUTE_16F"),
         (42, "CUDA_R_16BF", "CUBLAS_COMPUTE_16F")]
+
+
+def test_lambdas_run_where_they_are_called_with_their_captures_read_where_they_were_made():
+    """lambdas.cu: a lambda variable, a std::function parameter's call, a lambda called where it
+    is written with one inside, one handed to a function without a body here, and a lambda that
+    captures a parameter; the good calls stay clean."""
+    found = [f for f in _findings(HERE / "lambdas.cu") if f["code"] == "FL105"]
+    assert sorted(f["line"] for f in found) == [56, 69, 76, 80], found
+    chains = {f["line"]: [r["message"] for r in f["related"] if r["message"].startswith("via ")] for f in found}
+    assert chains[56] == ["via main() -> run_timed(...)", "via run_timed() -> lambda at lambdas.cu:57(...)",
+                          "via lambda at lambdas.cu:57() -> gemm(...)"]
+    assert chains[69][-2:] == ["via lambda at lambdas.cu:66() -> lambda at lambdas.cu:67(...)",
+                               "via lambda at lambdas.cu:67() -> gemm(...)"]
+    assert chains[80] == ["via main() -> run_problem(...)", "via run_problem() -> lambda at lambdas.cu:41(...)",
+                          "via lambda at lambdas.cu:41() -> gemm(...)"]
+
+
+def test_facts_of_lambdas_resolve_captured_values_and_mark_a_lambda_that_may_run():
+    rc, out, err = run_cli("facts", HERE / "lambdas.cu")
+    assert rc == 0, err
+    configs = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    assert len(configs) == 7
+    by_lambda = {c["via"][-2]["callee"]: c for c in configs}
+    sized = by_lambda["lambda at lambdas.cu:61"]  # std::function<void(int)> called with 128
+    assert sized["parameters"]["layout_B"]["COLS"]["value"] == 128 and not sized["conditional"]
+    # handed to for_each_stream(), whose body is not here: it may run, so its configuration is conditional
+    assert by_lambda["lambda at lambdas.cu:74"]["conditional"] is True
+    # run_problem's lambda reads p (a parameter of run_problem) and its own parameter k
+    problem = [c for c in configs if c["via"][0]["callee"] == "run_problem"]
+    assert [c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] for c in problem] == [
+        "CUBLAS_COMPUTE_16F", "CUBLAS_COMPUTE_32F"]
+    assert all(c["parameters"]["layout_A"]["ROWS"]["value"] == 128 for c in problem)
+    assert all(not c["unknowns"] for c in configs if not c["conditional"]), configs

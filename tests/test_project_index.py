@@ -118,3 +118,29 @@ def test_the_index_is_reused_and_matches_callers_to_the_definition_by_usr(proj):
     contexts, key = index.contexts_for(proj / "gemm.cu")
     assert len(contexts[run_gemm["usr"]]) == 2 and key
     assert index.contexts_for(proj / "main.cpp") == ({}, "")  # main() is called from nowhere
+
+
+def test_a_sample_called_inside_a_lambda_of_a_test_bench_gets_the_benchs_values(tmp_path):
+    """fixtures/interprocedural/lambda_runner, the CUDALibrarySamples layout: main.cpp builds a
+    Bench (a constructor that delegates to a fuller one deriving the leading dimensions) and hands
+    a lambda calling sample.cu's sample_sgemm to Bench::run, which calls it through a std::function."""
+    proj = tmp_path / "proj"
+    shutil.copytree(CROSS_TU.parent / "lambda_runner", proj)
+
+    def facts() -> list[dict]:
+        rc, out, err = run_cli("facts", "-p", proj / "compile_commands.json", proj / "sample.cu")
+        assert rc == 0, err
+        return [c for c in json.loads(out) if c["kind"] == "matmul"]
+
+    assert all(c["unknowns"] for c in facts())  # alone, every size and transpose comes from the caller
+    assert "1 call sites of them" in _index(proj)
+    (config,) = facts()
+    assert config["unknowns"] == []
+    p = config["parameters"]
+    assert p["matmul_desc"]["TRANSA"]["value"] == 1 and p["matmul_desc"]["TRANSB"]["value"] == 0
+    # transa = T: A is k x m with lda = k (derived in the delegated-to constructor)
+    assert [p["layout_A"][f]["value"] for f in ("ROWS", "COLS", "LD")] == [48, 64, 48]
+    assert [p["layout_B"][f]["value"] for f in ("ROWS", "COLS", "LD")] == [48, 32, 48]
+    assert p["preference"]["MAX_WORKSPACE_BYTES"]["value"] == 1 << 22
+    assert [(v["caller"], v["callee"]) for v in config["via"]] == [
+        ("main", "Bench::run"), ("Bench::run", "lambda at main.cpp:7"), ("lambda at main.cpp:7", "sample_sgemm")]

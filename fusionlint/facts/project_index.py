@@ -27,7 +27,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from fusionlint.frontend.cublaslt import CublasLtHandler
-from fusionlint.frontend.interp import FUNCTION_KINDS, Interpreter, loc_of
+from fusionlint.frontend.interp import FUNCTION_KINDS, Interpreter, function_label, loc_of
 from fusionlint.frontend.parse import is_virtual
 from fusionlint.model.call_context import CallContext, context_to_json
 from fusionlint.model.cublaslt_facts import CallStep
@@ -53,15 +53,6 @@ _RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVAL
                        ci.TypeKind.RVALUEREFERENCE, ci.TypeKind.MEMBERPOINTER}
 
 
-def _function_label(fn: ci.Cursor) -> str:
-    """``Class::method`` for a member function, else the function's name (as the interpreter's call chains)."""
-    parent = fn.semantic_parent
-    if fn.kind != K.FUNCTION_DECL and parent is not None and parent.kind in (
-            K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE):
-        return f"{parent.spelling}::{fn.spelling}"
-    return fn.spelling
-
-
 def _is_runtime_object(t: ci.Type) -> bool:
     """Pointers, handles, objects and references: what a parameter without a caller is a symbol of
     (the interpreter's own test), not a value another unit can hand over."""
@@ -84,8 +75,8 @@ class IndexHandler(CublasLtHandler):
         return bool(ref.get_usr())
 
     def external_call(self, interp: Interpreter, ref: ci.Cursor, call: ci.Cursor, args: list) -> None:
-        caller = _function_label(interp.frames[-1].function) if interp.frames else ""
-        step = CallStep(caller, _function_label(ref), loc_of(call))
+        caller = function_label(interp.frames[-1].function) if interp.frames else ""
+        step = CallStep(caller, function_label(ref), loc_of(call))
         self.external.append((ref.get_usr(), CallContext((*interp.call_chain(), step), tuple(args))))
 
 
@@ -122,7 +113,7 @@ def index_unit(unit: ParsedUnit, model: ApiModel) -> dict:
             continue
         seen.add(usr)
         params = [c for c in f.get_children() if c.kind == K.PARM_DECL]
-        label = _function_label(f)
+        label = function_label(f)
         mine = reaches.get(f.spelling, {})
         out_functions.append({
             "usr": usr, "name": f.spelling, "label": label, "line": loc_of(f).line,

@@ -3,6 +3,8 @@ is, its expression children, implicit conversions skipped, how an expression or 
 written."""
 from __future__ import annotations
 
+import os
+
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
@@ -14,7 +16,11 @@ NON_EXPR_CHILDREN = {K.TYPE_REF, K.NAMESPACE_REF, K.TEMPLATE_REF, K.OVERLOADED_D
 
 
 def function_label(fn: ci.Cursor) -> str:
-    """``Class::method`` for a member function, else the function's name."""
+    """``Class::method`` for a member function, ``lambda at FILE:LINE`` for a lambda, else the
+    function's name."""
+    if fn.kind == K.LAMBDA_EXPR:
+        loc = fn.location
+        return f"lambda at {os.path.basename(loc.file.name) if loc.file else '?'}:{loc.line}"
     parent = fn.semantic_parent
     if fn.kind != K.FUNCTION_DECL and parent is not None and parent.kind in (
             K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE):

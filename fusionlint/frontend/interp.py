@@ -97,6 +97,18 @@ class Frame:
     cond_base: int = 0  # branch depth at entry: a return at this depth ends the call
     returned_key: Key | None = None  # storage of a returned local object (for member copies)
     from_caller: dict[str, str] = field(default_factory=dict)  # param usr -> name, for params no caller gave
+    # a lambda's frame: the frame the lambda was made in, whose locals and parameters it captures
+    outer: "Frame | None" = None
+    extent: tuple[str, int, int] | None = None  # a lambda's (file, start, end offsets): its own declarations
+
+
+@dataclass(frozen=True, eq=False)
+class Closure(Symbol):
+    """A lambda expression's value: the expression and the frame it was made in (its captures are
+    read there: by reference, as the frame stands when the lambda runs)."""
+
+    lambda_expr: ci.Cursor | None = None
+    frame: Frame | None = None
 
 
 class Interpreter(ChoiceMixin):
@@ -309,12 +321,17 @@ class Interpreter(ChoiceMixin):
 
     # ---- calls ----------------------------------------------------------------------------
     def invoke(self, fn: ci.Cursor, arg_cursors: list[ci.Cursor], args: list[Value],
-               this_key: Key | None = None) -> Value:
-        usr = fn.get_usr() or fn.spelling
+               this_key: Key | None = None, outer: Frame | None = None) -> Value:
+        """Run ``fn`` (a function definition, or a lambda expression made in frame ``outer``) with
+        the arguments ``args`` (evaluated from ``arg_cursors``)."""
+        usr = fn.get_usr() or fn.spelling or f"lambda@{loc_of(fn)}"
         if usr in self.call_stack or len(self.call_stack) >= _MAX_DEPTH:
-            return Unknown(f"call depth limit at {fn.spelling}()", loc_of(fn))
+            return Unknown(f"call depth limit at {function_label(fn)}()", loc_of(fn))
         self._frame_ids += 1
-        frame = Frame(self._frame_ids, fn, this_key=this_key, cond_base=self.cond_depth)
+        frame = Frame(self._frame_ids, fn, this_key=this_key, cond_base=self.cond_depth, outer=outer)
+        if outer is not None:
+            ext = fn.extent
+            frame.extent = (ext.start.file.name if ext.start.file else "", ext.start.offset, ext.end.offset)
         params = [c for c in clangext.children(fn) if c.kind == K.PARM_DECL]
         for i, p in enumerate(params):
             pusr = p.get_usr() or f"{p.spelling}@{i}"
@@ -352,6 +369,56 @@ class Interpreter(ChoiceMixin):
         self.last_returned_key = frame.returned_key
         return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
 
+    def _called_closure(self, cursor: ci.Cursor, ref: ci.Cursor | None, callee: ci.Cursor | None) -> Closure | None:
+        """The lambda a call runs: ``f()`` of a lambda variable or parameter, of a ``std::function``
+        holding one, or a lambda called where it is written (``[&] { ... }()``)."""
+        if ref is None or ref.spelling != "operator()" or callee is None:
+            return None
+        if callee.kind not in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR, K.LAMBDA_EXPR):
+            return None  # only reads without side effects are evaluated here
+        value = self.eval(callee)
+        return value if isinstance(value, Closure) and value.lambda_expr is not None else None
+
+    def call_closure(self, closure: Closure, arg_cursors: list[ci.Cursor], args: list[Value], origin: Loc) -> Value:
+        """Run a lambda's body with ``args``, its captures read in the frame it was made in."""
+        if closure.lambda_expr is None:
+            return Unknown("lambda", origin)
+        if arg_cursors and len(arg_cursors) == len(args) and isinstance(args[0], Closure) \
+                and args[0].lambda_expr == closure.lambda_expr:
+            arg_cursors, args = arg_cursors[1:], args[1:]  # an operator call's object is its first argument
+        this_key = closure.frame.this_key if closure.frame is not None else None
+        self.sites.append(origin)
+        try:
+            return self.invoke(closure.lambda_expr, arg_cursors, args, this_key=this_key, outer=closure.frame)
+        finally:
+            self.sites.pop()
+
+    def _maybe_called(self, closure: Closure, reason: str, origin: Loc) -> None:
+        """A lambda that a function without a body here receives: it may run, once or more, with
+        arguments not known here (its writes merge as those of a branch)."""
+        before = dict(self.env)
+        frame_done = self.frame.done if self.frames else False
+        self.cond_depth += 1
+        try:
+            self.call_closure(closure, [], [], origin)
+        finally:
+            self.cond_depth -= 1
+            if self.frames:
+                self.frame.done = frame_done
+        self.env = merge_outcomes(before, [dict(self.env), before], reason, ())
+
+    def _frame_of(self, decl: ci.Cursor) -> Frame:
+        """The frame that holds ``decl``, a local or parameter: inside a lambda, one it captures
+        belongs to the frame the lambda was made in."""
+        frame = self.frame
+        while frame.outer is not None and frame.extent is not None:
+            loc = decl.location
+            name = loc.file.name if loc.file is not None else ""
+            if name == frame.extent[0] and frame.extent[1] <= loc.offset <= frame.extent[2]:
+                break
+            frame = frame.outer
+        return frame
+
     def _member_initializers(self, ctor: ci.Cursor) -> None:
         """``Ctor(...) : field_(expr)`` — a MEMBER_REF followed by its initializer expression."""
         kids = list(clangext.children(ctor))
@@ -361,6 +428,43 @@ class Interpreter(ChoiceMixin):
                 if init.kind in (K.COMPOUND_STMT, K.MEMBER_REF, K.PARM_DECL):
                     continue
                 self.assign(("member", self.frame.this_key, c.spelling), self.eval(init), loc_of(c))
+            elif c.kind == K.TYPE_REF and i + 1 < len(kids) and self.frame.this_key is not None \
+                    and kids[i + 1].kind.is_expression():
+                self._delegated(ctor, c, kids[i + 1])  # ``: Other(args)`` or ``: Base(args)``
+
+    def _delegated(self, ctor: ci.Cursor, type_ref: ci.Cursor, init: ci.Cursor) -> None:
+        """A constructor's delegation to another of its class, or its base class's construction:
+        run that constructor on the same object."""
+        this_key = self.frame.this_key
+        inner = strip(init)
+        if inner.kind == K.CALL_EXPR and inner.referenced is not None and inner.referenced.kind == K.CONSTRUCTOR:
+            self._construct(this_key, inner)
+            return
+        # in a class template's pattern the call is not resolved: ``Bench<T>(a, b)`` is a list of
+        # arguments; take the one constructor of that class those arguments fit
+        args = expr_children(init) if init.kind == K.UNEXPOSED_EXPR else [init]
+        record = type_ref.referenced
+        if record is None:
+            return
+        fits = []
+        for c in clangext.children(record):
+            if c.kind != K.CONSTRUCTOR or c == ctor:
+                continue
+            params = [p for p in clangext.children(c) if p.kind == K.PARM_DECL]
+            required = sum(1 for p in params if not expr_children(p))
+            if required <= len(args) <= len(params):
+                fits.append(c)
+        if len(fits) != 1:
+            return
+        target = fits[0] if fits[0].is_definition() else fits[0].get_definition()
+        if target is None:
+            return
+        values = [self.eval(a) for a in args]
+        self.sites.append(loc_of(init))
+        try:
+            self.invoke(target, args, values, this_key=this_key)
+        finally:
+            self.sites.pop()
 
     def call(self, cursor: ci.Cursor) -> Value:
         name = cursor.spelling
@@ -373,6 +477,10 @@ class Interpreter(ChoiceMixin):
         if self.handler.is_api(name) or (ref is not None and self.handler.is_api(ref.spelling)):
             args = [self.eval(a) for a in arg_cursors]
             return self.handler.call(self, ref.spelling if ref is not None else name, cursor, args)
+        closure = self._called_closure(cursor, ref, callee)
+        if closure is not None:
+            args = [self.eval(a) for a in arg_cursors]
+            return self.call_closure(closure, arg_cursors, args, origin)
         this_key: Key | None = None
         if ref is not None and ref.kind in (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.DESTRUCTOR):
             if callee is not None and callee.kind == K.MEMBER_REF_EXPR:
@@ -396,6 +504,10 @@ class Interpreter(ChoiceMixin):
         folded = clangext.evaluate(cursor) if not cursor.type.kind == ci.TypeKind.VOID else None
         if not name:  # a call through a function pointer (or another callee without a name)
             name = _callee_text(callee)
+        if target is None:  # a lambda handed to a function without a body here may be called by it
+            for v in args:
+                if isinstance(v, Closure) and self._steps < _MAX_STEPS:
+                    self._maybe_called(v, f"lambda passed to {name}() at line {origin.line}", origin)
         # Anything passed by address or non-const reference may be written by an unseen callee.
         for a, v in zip(arg_cursors, args):
             if isinstance(v, Address) and not _points_to_const(a.type):
@@ -552,7 +664,9 @@ class Interpreter(ChoiceMixin):
         usr = decl.get_usr() or f"{decl.spelling}@{loc_of(decl)}"
         if decl.kind == K.VAR_DECL and decl.semantic_parent is not None and \
                 decl.semantic_parent.kind in FUNCTION_KINDS and decl.storage_class != ci.StorageClass.STATIC:
-            return ("local", self.frame.id if self.frames else 0, usr)
+            if not self.frames:
+                return ("local", 0, usr)
+            return ("local", (self._frame_of(decl) if self.frame.outer is not None else self.frame).id, usr)
         return ("global", usr)
 
     def declare(self, decl: ci.Cursor) -> None:
@@ -566,6 +680,10 @@ class Interpreter(ChoiceMixin):
         expr = init[-1]
         inner = strip(expr)
         if inner.kind == K.CALL_EXPR and inner.referenced is not None and inner.referenced.kind == K.CONSTRUCTOR:
+            held = self._held_closure(inner)
+            if held is not None:  # std::function<...> f = [&] { ... };
+                self.store(key, held)
+                return
             self._default_members(key, decl.type, origin)
             self._construct(key, inner)
             self.store(key, Symbol(decl.spelling, decl.type.spelling, origin))
@@ -577,6 +695,17 @@ class Interpreter(ChoiceMixin):
             return
         value = self.eval(expr)
         self.assign(key, value, origin, name=decl.spelling, source=expr)
+
+    def _held_closure(self, ctor_call: ci.Cursor) -> Closure | None:
+        """The lambda a library wrapper (``std::function``) is built from, if that is what it is."""
+        args = list(ctor_call.get_arguments())
+        if len(args) != 1 or self._callee_definition(ctor_call) is not None:
+            return None
+        arg = strip(args[0])
+        if arg.kind not in (K.LAMBDA_EXPR, K.DECL_REF_EXPR, K.MEMBER_REF_EXPR):
+            return None
+        value = self.eval(arg)
+        return value if isinstance(value, Closure) else None
 
     def _construct(self, key: Key, ctor_call: ci.Cursor) -> None:
         target = self._callee_definition(ctor_call)
@@ -681,9 +810,10 @@ class Interpreter(ChoiceMixin):
                 return None
             if ref.kind == K.PARM_DECL and self.frames:
                 pusr = ref.get_usr() or ref.spelling
-                if pusr in self.frame.aliases:
-                    return self.frame.aliases[pusr]
-                return ("param", self.frame.id, pusr)
+                frame = self._frame_of(ref) if self.frame.outer is not None else self.frame
+                if pusr in frame.aliases:
+                    return frame.aliases[pusr]
+                return ("param", frame.id, pusr)
             if ref.kind == K.VAR_DECL:
                 key = self.var_key(ref)
                 if key[0] == "global":
@@ -808,7 +938,9 @@ class Interpreter(ChoiceMixin):
             kids = expr_children(cursor)
             return self.eval(kids[0]) if len(kids) == 1 else Unknown("initializer list", origin)
         if kind == K.LAMBDA_EXPR:
-            return Symbol("lambda", "", origin)
+            self._frame_ids += 1
+            return Closure("lambda", "", origin, self._frame_ids, lambda_expr=cursor,
+                           frame=self.frame if self.frames else None)
         if kind in (K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.CXX_THROW_EXPR):
             for k in expr_children(cursor):
                 self.eval(k)
@@ -841,13 +973,14 @@ class Interpreter(ChoiceMixin):
             return Known(ref.enum_value, origin, via=ref.spelling, ctype=ref.type.spelling)
         if ref.kind == K.PARM_DECL and self.frames:
             pusr = ref.get_usr() or ref.spelling
-            if pusr in self.frame.aliases:
-                return self.load(self.frame.aliases[pusr], origin)
-            key = ("param", self.frame.id, pusr)
+            frame = self._frame_of(ref) if self.frame.outer is not None else self.frame
+            if pusr in frame.aliases:
+                return self.load(frame.aliases[pusr], origin)
+            key = ("param", frame.id, pusr)
             if key in self.env:
                 return self.env[key]
-            if pusr in self.frame.bindings:
-                return self.frame.bindings[pusr]
+            if pusr in frame.bindings:
+                return frame.bindings[pusr]
             return Unknown(f"parameter {ref.spelling}", origin)
         if ref.kind == K.VAR_DECL:
             key = self.var_key(ref)
