@@ -50,13 +50,24 @@ def fake_run(tmp_path_factory) -> tuple[dict, str]:
     return json.loads((out / "run.json").read_text()), (out / "RESULTS.md").read_text()
 
 
+@pytest.fixture(scope="module")
+def fake_run_alone(tmp_path_factory) -> tuple[dict, str]:
+    """The same with --no-index: each file alone, the wrapper's sizes unknown (they come from caller.cpp)."""
+    out = tmp_path_factory.mktemp("real_code_alone")
+    rc = measure.main(["--manifest", str(FAKE_MANIFEST), "--corpus", str(FAKE_CORPUS), "--mode", "source",
+                       "--worktree", "--no-undecided", "--no-index", "--group", "lt", "-j", "2", "--timeout", "240",
+                       "--json", str(out / "run.json"), "--markdown", str(out / "RESULTS.md")])
+    assert rc == 0
+    return json.loads((out / "run.json").read_text()), (out / "RESULTS.md").read_text()
+
+
 def _row(run: dict, path: str) -> dict:
     (row,) = [r for r in run["rows"] if r["path"].endswith(path)]
     return row
 
 
-def test_the_cublaslt_wrapper_is_counted(fake_run):
-    run, _ = fake_run
+def test_the_cublaslt_wrapper_is_counted(fake_run_alone):
+    run, _ = fake_run_alone
     row = _row(run, WRAPPER)
     assert row["mode"] == "source" and row["group"] == "lt"
     assert row["problems"] == [] and row["tracebacks"] == [] and row["internal_errors"] == []
@@ -73,6 +84,22 @@ def test_the_cublaslt_wrapper_is_counted(fake_run):
     assert row["facts_seconds"] > 0 and row["check_seconds"] > 0 and "undecided" not in row
 
 
+def test_with_the_project_index_the_wrapper_gets_its_callers_values(fake_run):
+    """caller.cpp (another translation unit of the group) calls bf16_gemm with 256 rows, lda 256 and
+    a 1 MiB workspace: the corpus index hands them over, and every written value is resolved."""
+    run, md = fake_run
+    (index,) = run["meta"]["project index"]
+    assert index["mode"] == "source" and index["files"] == 3 and index["problems"] == [] and index["rc"] == 0
+    assert "3 files (3 parsed, 0 cached)" in index["summary"] and "1 call sites of them" in index["summary"]
+    row = _row(run, WRAPPER)
+    f = row["facts"]
+    assert f["resolved"] == {"cublaslt": 16, "cutlass": 0} and f["unknown"] == {"cublaslt": 0, "cutlass": 0}
+    assert row["check"]["errors"] == 0 and row["check"]["fl000"] == []
+    caller = _row(run, "src/caller.cpp")
+    assert caller["facts"]["cublaslt"]["gemms"] == 0 and caller["problems"] == []
+    assert "## Project index" in md and "| source | 3 | 2 |" in md
+
+
 def test_the_cutlass_gemm_is_counted(fake_run):
     run, _ = fake_run
     row = _row(run, CUTLASS_APP)
@@ -87,13 +114,21 @@ def test_the_cutlass_gemm_is_counted(fake_run):
 def test_the_report_has_the_totals_and_a_row_per_file(fake_run):
     run, md = fake_run
     t = run["totals"]["source"]
-    assert t["files"] == 2 and t["with_sites"] == 2 and t["with_configs"] == 2 and t["sites_without_configs"] == []
+    assert t["files"] == 3 and t["with_sites"] == 2 and t["with_configs"] == 2 and t["sites_without_configs"] == []
     assert t["tracebacks"] == 0 and t["timed_out"] == 0
     assert run["meta"]["fusionlint commit measured"].startswith("working tree at ")
     assert "date" in run["meta"]
     assert "### source mode" in md and "instantiated mode (" not in md  # only the mode measured
-    assert "- **cuBLASLt attribute values resolved: 11 of 16 (68.8 %)**" in md
+    assert "- **cuBLASLt attribute values resolved: 16 of 16 (100.0 %)**" in md
     # the matmul that runs the heuristic's algo is one GEMM with its query (counted as the query)
+    assert "| lt | `src/gemm_wrapper.cpp` | src | 30 | 0 | 2 | Lt 1 (0 mm / 1 heur / 0 desc) | " \
+           "16/16 (100.0 %) |  | 0 E / 0 W | — | ok |" in md
+
+
+def test_without_the_index_the_callers_values_are_unknown_by_reason(fake_run_alone):
+    run, md = fake_run_alone
+    assert "Not built (`--no-index`)" in md
+    assert "- **cuBLASLt attribute values resolved: 11 of 16 (68.8 %)**" in md
     assert "| lt | `src/gemm_wrapper.cpp` | src | 30 | 0 | 2 | Lt 1 (0 mm / 1 heur / 0 desc) | " \
            "11/16 (68.8 %) | caller parameter 5 | 0 E / 0 W | — | ok |" in md
     assert "| caller parameter | 5 | 0 | 5 |" in md
@@ -115,9 +150,10 @@ def test_plan_measures_the_cutlass_groups_twice_when_the_headers_are_there(tmp_p
     inc.mkdir(parents=True)
     jobs = measure.plan(man, man["files"], FAKE_CORPUS, [inc], ["source", "instantiated"])
     assert [(f["path"], mode) for f, mode, _ in jobs] == [
-        ("src/gemm_wrapper.cpp", "source"), ("gemm_sm90.cu", "source"), ("gemm_sm90.cu", "instantiated")]
-    assert str(inc) in jobs[2][2] and str(inc) not in jobs[1][2]
-    assert len(measure.plan(man, man["files"], FAKE_CORPUS, [], ["source", "instantiated"])) == 2  # no headers
+        ("src/gemm_wrapper.cpp", "source"), ("src/caller.cpp", "source"), ("gemm_sm90.cu", "source"),
+        ("gemm_sm90.cu", "instantiated")]
+    assert str(inc) in jobs[3][2] and str(inc) not in jobs[2][2]
+    assert len(measure.plan(man, man["files"], FAKE_CORPUS, [], ["source", "instantiated"])) == 3  # no headers
     assert measure.cutlass_dirs(str(tmp_path / "cutlass")) == [inc]
 
 
@@ -232,7 +268,7 @@ def test_fetch_builds_the_fake_corpus_from_a_directory_and_from_pages(tmp_path, 
     assert (dest / "example" / "lt-wrapper" / WRAPPER.split("/", 2)[2]).read_bytes() == \
         (FAKE_CORPUS / WRAPPER).read_bytes()
     assert fetch.main(args) == 0  # present: nothing to do
-    assert "2 present" in capsys.readouterr().err
+    assert "3 present" in capsys.readouterr().err
 
     pages = tmp_path / "pages" / "example" / "cutlass-app"
     pages.mkdir(parents=True)

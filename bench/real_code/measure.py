@@ -295,7 +295,7 @@ def fusionlint_cmd(python: str) -> list[str]:
 
 
 def measure_file(rel: str, *, flags: list[str], env: dict, python: str = sys.executable,
-                 timeout: float = 300.0, undecided: bool = True) -> dict:
+                 timeout: float = 300.0, undecided: bool = True, index: "CorpusIndex | None" = None) -> dict:
     """One file: facts, check (and the -v text pass for the undecided checks); never raises.
 
     ``timeout`` is the time limit of the whole file: each process gets what the earlier ones left
@@ -320,7 +320,8 @@ def measure_file(rel: str, *, flags: list[str], env: dict, python: str = sys.exe
         row["timed_out"] = True
         row["problems"].append(f"{what}: time limit ({timeout:.0f} s for the file) reached")
 
-    rc, out, err, secs = run([*base, "facts", *flags, rel], env=env, timeout=max(left(), 1.0))
+    with_index = index.flags() if index is not None else []
+    rc, out, err, secs = run([*base, "facts", *with_index, *flags, rel], env=env, timeout=max(left(), 1.0))
     row["facts_seconds"] = round(secs, 2)
     row["facts_rc"] = rc
     row["tracebacks"] += _tracebacks(out, err)
@@ -346,8 +347,12 @@ def measure_file(rel: str, *, flags: list[str], env: dict, python: str = sys.exe
         timed_out("check not run")
         return row
     with tempfile.TemporaryDirectory(prefix="fl-measure-cache-") as cache:
+        db = []
+        if index is not None:  # a cold check that has the project index (and nothing else) in its cache
+            index.copy_into(Path(cache))
+            db = ["-p", str(index.db)]
         common = ["--no-pch", "--cache-dir", cache, "-j", "1", "--exit-zero", "--timeout", str(max(int(left()), 1)),
-                  *flags, rel]
+                  *db, *flags, rel]
         # --no-pch: a cold run as --no-cache makes it (a fresh cache directory would still build a PCH)
         rc, out, err, secs = run([*base, "check", "--output-format", "json", "-q", *common], env=env,
                                  timeout=max(left(), 1.0) + 5.0)
@@ -586,6 +591,30 @@ def _reasons_table(t: dict) -> list[str]:
     return out
 
 
+def _index_lines(meta: dict) -> list[str]:
+    """The project index's section: per mode, its files, time and summary, against one nvcc build."""
+    runs = meta.get("project index")
+    if not runs:
+        return ["", "## Project index", "", "Not built (`--no-index`): each file was measured alone."]
+    out = ["", "## Project index", "",
+           "One `fusionlint index` over the measured files of each mode (a compile_commands.json of them with "
+           "their groups' flags), cold; every file's `facts` and `check` then use it.", "",
+           "| mode | files | parallel parses | seconds | summary | problems |", "|---|---|---|---|---|---|"]
+    for r in runs:
+        probs = "; ".join(r.get("problems", []) + [f"traceback: {t}" for t in r.get("tracebacks", [])]) or "none"
+        out.append(f"| {r['mode']} | {r['files']} | {r['jobs']} | {r['seconds']} | {r['summary']} | {probs} |")
+    nv = meta.get("nvcc baseline")
+    if nv and "seconds" in nv:
+        total = sum(r["seconds"] for r in runs)
+        verdict = "less" if total < nv["seconds"] else "**more**"
+        out += ["", f"One `nvcc -c` of `{nv['file']}` here (the CUTLASS-3 kernel of bench/run.py, -O2 -arch=sm_90a): "
+                f"{nv['seconds']} s (rc {nv['rc']}); the index over the corpus took {total:.1f} s, {verdict} than "
+                f"that ({nv['seconds'] / total:.1f}x)." if total else ""]
+    elif nv:
+        out += ["", f"nvcc baseline not measured: {nv.get('skipped', '?')}"]
+    return out
+
+
 def render_markdown(rows: list[dict], meta: dict, top_details: int = 8,
                     title: str = "fusionlint on real code (issue 19)") -> str:
     modes = list(dict.fromkeys(r.get("mode", "source") for r in rows)) or ["source"]
@@ -595,7 +624,9 @@ def render_markdown(rows: list[dict], meta: dict, top_details: int = 8,
            "How values are counted: the docstring of `measure.py`.", "",
            "## Run", ""]
     for k, v in meta.items():
-        out.append(f"- {k}: {v}")
+        if k not in ("project index", "nvcc baseline"):
+            out.append(f"- {k}: {v}")
+    out += _index_lines(meta)
     out += ["", "## Totals", ""]
     for mode in modes:
         sub = [r for r in rows if r.get("mode", "source") == mode]
@@ -676,6 +707,67 @@ def group_flags(man: dict, group: str, corpus: Path, cutlass: list[Path]) -> lis
     return flags
 
 
+class CorpusIndex:
+    """The project index of one mode's files (issue 19: calls from other translation units): a
+    compile_commands.json of every measured file with its group's flags, indexed once by
+    ``fusionlint index`` into a cache directory of its own, which each file's ``facts`` reads and each
+    cold ``check`` gets a copy of."""
+
+    def __init__(self, work: Path, mode: str) -> None:
+        self.mode = mode
+        self.dir = work / f"index-{mode}"
+        self.db = self.dir / "compile_commands.json"
+        self.cache = self.dir / "cache"
+        self.result: dict = {}
+
+    def flags(self) -> list[str]:
+        return ["-p", str(self.db), "--cache-dir", str(self.cache)]
+
+    def copy_into(self, cache: Path) -> None:
+        src = self.cache / "v1" / "index"
+        if src.is_dir():
+            shutil.copytree(src, cache / "v1" / "index", dirs_exist_ok=True)
+
+    def build(self, entries: list[tuple[str, list[str]]], *, env: dict, python: str, jobs: int,
+              timeout: float) -> dict:
+        """Write the database of ``entries`` (corpus path, flags) and index it; the outcome (files,
+        seconds, the index's own summary line, problems) is also kept as ``result``."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        db = []
+        for rel, flags in entries:
+            compiler = "nvcc" if rel.endswith((".cu", ".cuh")) else "c++"
+            db.append({"directory": str(ROOT), "file": rel,
+                       "arguments": [compiler, "-std=c++17", *flags, "-c", rel]})
+        self.db.write_text(json.dumps(db, indent=1) + "\n", encoding="utf-8")
+        rc, out, err, secs = run([*fusionlint_cmd(python), "index", "-p", str(self.db), "--cache-dir",
+                                  str(self.cache), "-j", str(max(jobs, 1))], env=env, timeout=timeout)
+        lines = [x for x in (out + err).splitlines() if x.startswith("fusionlint: index: ")]
+        self.result = {"mode": self.mode, "files": len(entries), "jobs": max(jobs, 1), "seconds": round(secs, 2),
+                       "rc": rc, "summary": lines[-1][len("fusionlint: index: "):] if lines else "",
+                       "problems": [x for x in err.splitlines() if "not indexed" in x][:20],
+                       "tracebacks": _tracebacks(out, err)}
+        if rc is None:
+            self.result["problems"].append(f"index: time limit ({timeout:.0f} s) reached")
+        elif rc != 0:
+            self.result["problems"].append(f"index exited {rc}: " + (err.strip().splitlines() or ["no stderr"])[-1][:200])
+        return self.result
+
+
+def nvcc_baseline(cut: list[Path], env: dict, timeout: float = 900.0) -> dict:
+    """One ``nvcc -c`` of a CUTLASS-3 kernel (kernels_ref/cutlass/bf16_coop_1x1.cu, the flags of
+    bench/run.py's CUTLASS rows) on this machine: the time the project index is compared with."""
+    nvcc = shutil.which("nvcc")
+    src = ROOT / "kernels_ref" / "cutlass" / "bf16_coop_1x1.cu"
+    if nvcc is None or not cut:
+        return {"skipped": "no nvcc on PATH" if nvcc is None else "no CUTLASS headers"}
+    with tempfile.TemporaryDirectory(prefix="fl-measure-nvcc-") as tmp:
+        cmd = [nvcc, "-std=c++17", "-O2", "-arch=sm_90a", "--expt-relaxed-constexpr",
+               *[a for d in cut for a in ("-I", str(d))], "-c", str(src), "-o", str(Path(tmp) / "k.o")]
+        rc, _, err, secs = run(cmd, env=env, timeout=timeout)
+    return {"file": os.path.relpath(src, ROOT), "seconds": round(secs, 2), "rc": rc,
+            "error": (err.strip().splitlines() or [""])[-1][:200] if rc else ""}
+
+
 def cutlass_dirs(arg: str | None) -> list[Path]:
     if arg == "none":
         return []
@@ -718,6 +810,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="time limit per file and mode, all its fusionlint processes together (default 300 s)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="files measured at a time (default 1)")
     ap.add_argument("--no-undecided", action="store_true", help="skip the -v pass that counts undecided checks")
+    ap.add_argument("--no-index", action="store_true",
+                    help="measure each file alone (no project index of the corpus: calls from other files unseen)")
+    ap.add_argument("--index-jobs", type=int, default=os.cpu_count() or 1,
+                    help="parallel parses of `fusionlint index` (default: all CPUs)")
+    ap.add_argument("--nvcc-baseline", action="store_true",
+                    help="also time one `nvcc -c` of a CUTLASS-3 kernel here, to compare the index time with")
     ap.add_argument("--title", default="fusionlint on real code (issue 19)", help="the report's heading")
     ap.add_argument("--markdown", type=Path, help="write the report as Markdown")
     ap.add_argument("--json", type=Path, help="write every row as JSON")
@@ -773,12 +871,29 @@ def main(argv: list[str] | None = None) -> int:
     meta["cutlass headers for the instantiated mode"] = ", ".join(str(d) for d in cut) or "none"
     meta["time limit per file and mode"] = f"{args.timeout:.0f} s; {max(args.jobs, 1)} file(s) at a time"
     rows: list = [None] * len(jobs)
+    work = Path(tempfile.mkdtemp(prefix="fl-measure-work-"))
+    indexes: dict[str, CorpusIndex] = {}
+    if not args.no_index:
+        # every measured file of the groups selected, whatever --file picked: the callers are part of the project
+        in_groups = [f for f in man["files"] if f.get("measure", True) and f["group"] in {g[0]["group"] for g in jobs}]
+        for mode in dict.fromkeys(m for _, m, _ in jobs):
+            entries = [(os.path.relpath(args.corpus / f["repo"] / f["path"], ROOT), fl)
+                       for f, m, fl in plan(man, in_groups, args.corpus, cut, [mode])]
+            indexes[mode] = CorpusIndex(work, mode)
+            r = indexes[mode].build(entries, env=env, python=sys.executable, jobs=args.index_jobs,
+                                    timeout=args.timeout * 4)
+            print(f"index ({mode}): {r['files']} files, {r['seconds']:.1f} s: {r['summary']}", file=sys.stderr, flush=True)
+        meta["project index"] = [i.result for i in indexes.values()]
+    if args.nvcc_baseline:
+        meta["nvcc baseline"] = nvcc_baseline(cut, env)
+        print(f"nvcc baseline: {meta['nvcc baseline']}", file=sys.stderr, flush=True)
 
     def one(i: int) -> dict:
         f, mode, flags = jobs[i]
         rel = os.path.relpath(args.corpus / f["repo"] / f["path"], ROOT)
         try:
-            row = measure_file(rel, flags=flags, env=env, timeout=args.timeout, undecided=not args.no_undecided)
+            row = measure_file(rel, flags=flags, env=env, timeout=args.timeout, undecided=not args.no_undecided,
+                               index=indexes.get(mode))
         except Exception as exc:  # noqa: BLE001 - a row that says so, not a crash
             row = {"path": rel, "flags": flags, "problems": [f"measure.py: {type(exc).__name__}: {exc}"]}
         row.update({"group": f["group"], "repo": f["repo"], "commit": f["commit"], "mode": mode, "display": f["path"]})
@@ -812,6 +927,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     meta["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     meta["partial"] = False
     report = render_markdown(rows, meta, title=args.title)
