@@ -120,3 +120,29 @@ def test_facts_of_lambdas_resolve_captured_values_and_mark_a_lambda_that_may_run
         "CUBLAS_COMPUTE_16F", "CUBLAS_COMPUTE_32F"]
     assert all(c["parameters"]["layout_A"]["ROWS"]["value"] == 128 for c in problem)
     assert all(not c["unknowns"] for c in configs if not c["conditional"]), configs
+
+
+def test_explicit_instantiations_are_checked_one_by_one_through_raii_descriptors():
+    """explicit_instantiations.cpp (PyTorch's gemm_and_bias layout): std::unique_ptr members hold
+    the cuBLASLt objects, a member template sets the attributes, and only `template bool ...;` lines
+    instantiate the function template; the BFloat16 instantiation is the bad one."""
+    path = HERE / "explicit_instantiations.cpp"
+    found = [f for f in _findings(path) if f["code"] == "FL105"]
+    assert [(f["line"], f["column"]) for f in found] == [(64, 20)], found
+    assert [r["message"] for r in found[0]["related"] if r["message"].startswith("via ")] == [
+        "via the explicit instantiation gemm_and_bias<blas::BFloat16>"]
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    configs = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    types = {}
+    for c in configs:
+        (step,) = c["via"]
+        p = c["parameters"]
+        types.setdefault(step["callee"], set()).add(
+            (p["matmul_desc"]["COMPUTE_TYPE"]["name"], p["matmul_desc"]["SCALE_TYPE"]["name"], p["layout_A"]["TYPE"]["name"]))
+        assert p["matmul_desc"]["TRANSB"]["name"] == "CUBLAS_OP_N"  # through setAttribute<T> and descriptor()
+    assert types == {
+        "gemm_and_bias<double>": {("CUBLAS_COMPUTE_64F", "CUDA_R_64F", "CUDA_R_64F")},
+        "gemm_and_bias<float>": {("CUBLAS_COMPUTE_32F", "CUDA_R_32F", "CUDA_R_32F")},
+        "gemm_and_bias<blas::BFloat16>": {("CUBLAS_COMPUTE_16F", "CUDA_R_16F", "CUDA_R_16BF")}}
+    assert [s["line"] for c in configs for s in c["via"]].count(80) == len(configs) // 3

@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext
+from fusionlint.frontend import clangext, explicit_instantiations
 from fusionlint.frontend.choices import Assumption, Choice, ChoiceMixin, merge_outcomes  # noqa: F401 - Choice is part of the API
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
     NON_EXPR_CHILDREN,
@@ -155,8 +155,14 @@ class Interpreter(ChoiceMixin):
         """Run every relevant function of the main file that no other one calls; a function with
         ``contexts`` (by its USR: calls from other translation units) runs once per context, with
         that call's argument values and its calls as the start of every call chain."""
-        functions = [f for f in self.main_functions() if self.relevant(f)]
+        every = self.main_functions()
+        instantiated = self._explicit_instantiations(every)
+        functions = [f for f in every if self.relevant(f)]
         called: set[str] = set()
+        for _, target in instantiated:
+            pattern = clangext.specialized_template(target)
+            if pattern is not None:
+                called.add(pattern.get_usr())
         for f in functions:
             for c in clangext.calls_in(f):
                 target = self._callee_definition(c)
@@ -180,6 +186,33 @@ class Interpreter(ChoiceMixin):
                 self.context_via = list(context.via) if context is not None else []
                 self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
             self.context_via = []
+        for site, target in instantiated:  # each explicit instantiation, as if its line called it
+            if only is not None and target.get_usr() not in only:
+                continue
+            self._steps = 0
+            self.taken = []
+            self.context_via = [CallStep("explicit instantiation", _instantiation_label(target), site)]
+            for context in (contexts or {}).get(target.get_usr(), ()) or (None,):
+                if context is not None:
+                    self.context_via = [*context.via, *self.context_via]
+                self.invoke(target, [], list(context.args) if context is not None else [])
+            self.context_via = []
+
+    def _explicit_instantiations(self, functions: list[ci.Cursor]) -> list[tuple[Loc, ci.Cursor]]:
+        """(the line, the instantiated definition) of each explicit instantiation of a function
+        template in the main file that reaches the API (frontend/explicit_instantiations.py)."""
+        out = []
+        for f in functions:
+            if not explicit_instantiations.is_synthetic(f.spelling):
+                continue
+            for c in f.walk_preorder():
+                ref = c.referenced if c.kind == K.DECL_REF_EXPR else None
+                if ref is not None and ref.kind == K.FUNCTION_DECL and not explicit_instantiations.is_synthetic(ref.spelling):
+                    definition = ref.get_definition()
+                    if definition is not None and definition.is_definition() and self.relevant(definition):
+                        out.append((Loc(loc_of(f).path, loc_of(f).line, 1), definition))
+                    break
+        return out
 
     # ---- relevance ----------------------------------------------------------------------
     def relevant(self, fn: ci.Cursor) -> bool:
@@ -369,6 +402,23 @@ class Interpreter(ChoiceMixin):
         self.last_returned_key = frame.returned_key
         return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
 
+    def _smart_pointer(self, method: str, key: Key, args: list[Value], origin: Loc) -> Value:
+        """``std::unique_ptr``/``shared_ptr`` members: the pointer they hold is the object's value
+        (``p.reset(raw)`` stores it, ``p.get()``, ``*p`` and ``p->`` read it)."""
+        if method == "reset":
+            self.store(key, args[0] if args else Known(0, origin, via="reset()"))
+            return Unknown("reset() returns nothing", origin)
+        if method == "release":
+            value = self.load(key, origin)
+            self.store(key, Known(0, origin, via="release()"))
+            return value
+        if method in ("get", "operator->", "operator*"):
+            return self.load(key, origin)
+        if method == "swap":
+            return Unknown("swap()", origin)
+        self.invalidate(key, f"{method}() of the smart pointer at line {origin.line}", origin)
+        return Unknown(f"result of {method}() at line {origin.line}", origin)
+
     def _called_closure(self, cursor: ci.Cursor, ref: ci.Cursor | None, callee: ci.Cursor | None) -> Closure | None:
         """The lambda a call runs: ``f()`` of a lambda variable or parameter, of a ``std::function``
         holding one, or a lambda called where it is written (``[&] { ... }()``)."""
@@ -490,6 +540,8 @@ class Interpreter(ChoiceMixin):
                 this_key = self.frame.this_key
         args = [self.eval(a) for a in arg_cursors]
         target = self._callee_definition(cursor)
+        if target is None and this_key is not None and ref is not None and _is_smart_pointer(ref.semantic_parent):
+            return self._smart_pointer(ref.spelling, this_key, args, origin)
         if target is None and ref is not None and self._watches(ref):
             self.handler.external_call(self, ref, cursor, args)  # type: ignore[attr-defined]
         if target is not None and self._steps < _MAX_STEPS:
@@ -1147,6 +1199,27 @@ class Interpreter(ChoiceMixin):
 
 _RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVALUEREFERENCE,
                        ci.TypeKind.RVALUEREFERENCE, ci.TypeKind.MEMBERPOINTER}
+
+
+def _instantiation_label(fn: ci.Cursor) -> str:
+    """``name<args>`` of a function template's specialization (``gemm_and_bias<double, double>``)."""
+    n = fn.get_num_template_arguments()
+    if n <= 0:
+        return function_label(fn)
+    return f"{function_label(fn)}<{', '.join(fn.get_template_argument_type(i).spelling for i in range(n))}>"
+
+
+_SMART_POINTERS = {"unique_ptr", "shared_ptr"}
+
+
+def _is_smart_pointer(cls: ci.Cursor | None) -> bool:
+    """Is ``cls`` the standard library's ``unique_ptr`` or ``shared_ptr`` (a class of namespace std)?"""
+    if cls is None or cls.spelling not in _SMART_POINTERS:
+        return False
+    parent = cls.semantic_parent
+    while parent is not None and parent.kind == K.NAMESPACE and parent.spelling != "std":
+        parent = parent.semantic_parent  # an inline namespace such as __1 (libc++)
+    return parent is not None and parent.kind == K.NAMESPACE and parent.spelling == "std"
 
 
 def _is_runtime_object(t: ci.Type) -> bool:

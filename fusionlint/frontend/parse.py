@@ -36,7 +36,7 @@ from pathlib import Path
 import clang.cindex as ci
 
 from fusionlint.defaults import DEFAULT_STD
-from fusionlint.frontend import recovery, toolchain
+from fusionlint.frontend import explicit_instantiations, recovery, toolchain
 
 VIRTUAL_ROOT = "/__fusionlint__"
 STUB_DIR = f"{VIRTUAL_ROOT}/include"
@@ -234,6 +234,9 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
     path = Path(path)
     options = options or ParseOptions()
     args, mode = build_args(path, options)
+    synthetic: list[tuple[int, int]] = []
+    if text is not None:  # explicit instantiations of function templates, as functions (see the module)
+        text, synthetic = explicit_instantiations.synthesize(text)
     if stand_ins is None:
         stand_ins = stand_in_headers()
     unsaved = _unsaved_base(stand_ins)
@@ -250,12 +253,22 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
         unit = ParsedUnit(path=path, tu=tu, args=args, diagnostics=diags, missing_headers=missing,
                           header_mode=mode, includes=_real_includes(tu))
     unit.stand_ins = stand_ins
+    if synthetic:
+        unit.diagnostics = _without_synthetic(unit.diagnostics, str(path), synthetic)
     if text is not None and unit.missing_headers:  # headers found nowhere: declare what they would have (recovery.py)
         if recovery.wants_recovery(unit):
             unit = _recover(unit, _unsaved_base(stand_ins) + [(str(path), text)], text)
     if options.pch_dir and text is not None and unit.pch != "used":
         _note_preamble(path, args, text, Path(options.pch_dir), unit)
+    if synthetic and unit.recovered is not None:
+        unit.diagnostics = _without_synthetic(unit.diagnostics, str(path), synthetic)
     return unit
+
+
+def _without_synthetic(diags: list[Diagnostic], path: str, spans: list[tuple[int, int]]) -> list[Diagnostic]:
+    """The diagnostics that are not inside the text ``explicit_instantiations`` added."""
+    starts = dict(spans)
+    return [d for d in diags if not (d.path == path and d.line in starts and d.column >= starts[d.line])]
 
 
 _MENTIONS: dict[tuple[str, bytes], tuple[tuple[int, int, int], bool]] = {}  # (file, word) -> (stat, found)

@@ -592,7 +592,9 @@ def _configuration_related(cfg: Configuration, at: Loc) -> tuple[Related, ...]:
 
 def call_chain_related(via: list[CallStep]) -> list[Related]:
     """The calls that led to a GEMM, outermost first: "via main() -> LtSgemm(...)" at each call."""
-    return [Related(step.at.path, step.at.line, step.at.column, f"via {step.caller}() -> {step.callee}(...)")
+    return [Related(step.at.path, step.at.line, step.at.column,
+                    f"via the explicit instantiation {step.callee}" if step.caller == "explicit instantiation"
+                    else f"via {step.caller}() -> {step.callee}(...)")
             for step in via]
 
 

@@ -156,12 +156,12 @@ def run_index(opts: CheckOptions, paths: list[str]) -> int:
 def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, progress, stats: dict,
                    api_holder: list) -> dict[str, dict]:
     """Index ``files`` of one project: {resolved path: {"key", "content", "record"}}. Files that can
-    hold a configuration first (the pre-filter's test); then the others that name one of the
-    functions those define (a caller that names no cuBLASLt function itself)."""
-    from fusionlint.prefilter import Prefilter
+    hold a cuBLASLt configuration first (the pre-filter's test, for cuBLASLt alone); then the others
+    that name one of the functions those define (a caller that names no cuBLASLt function itself)."""
+    from fusionlint.prefilter import CUBLASLT_TOKENS, Prefilter
     from fusionlint.run import workers
 
-    prefilter = Prefilter()
+    prefilter = Prefilter(CUBLASLT_TOKENS)  # the index records cuBLASLt functions: CUTLASS-only files are callers at most
     jobs = opts.jobs or _default_jobs()
     done: dict[str, dict] = {}
     first: list[tuple[Path, object, list[str]]] = []
