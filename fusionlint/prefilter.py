@@ -21,8 +21,6 @@ from collections.abc import Iterable
 # Spellings through which the front ends find a GEMM: cuBLASLt calls and types, the cutlass/cute
 # namespaces and include paths, and the CUTLASS class templates by name.
 TOKENS = re.compile(rb"(?i:cublaslt)|(?i:cutlass)|\bcute\b|Collective(?:Builder|Mma)|GemmUniversal")
-# Only cuBLASLt: what the project index (cuBLASLt functions and their callers) needs to parse.
-CUBLASLT_TOKENS = re.compile(rb"(?i:cublaslt)")
 _INCLUDE = re.compile(rb"^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?:\"([^\"\n]*)\"|<([^>\n]*)>|(\S))",
                       re.M)
 _FUSIONLINT = re.compile(rb"(?i)fusionlint")
@@ -55,11 +53,23 @@ def forced_includes(args: Iterable[str]) -> tuple[str, ...]:
                  and not args[i + 1].startswith("/__fusionlint__"))
 
 
+_CUBLASLT = re.compile(rb"(?i:cublaslt)")
+
+
+def names_cublaslt(path: str) -> bool:
+    """Whether the file's own bytes name cuBLASLt (a file that defines a function calling it does;
+    its headers are not read: the project index's first pass). Unreadable: True."""
+    try:
+        with open(path, "rb") as fh:
+            return _CUBLASLT.search(fh.read()) is not None
+    except OSError:
+        return True
+
+
 class Prefilter:
     """Decides relevance for many files, sharing what it learnt about headers between them."""
 
-    def __init__(self, tokens: re.Pattern[bytes] = TOKENS) -> None:
-        self._tokens = tokens  # the spellings that make a file relevant (default: both APIs)
+    def __init__(self) -> None:
         self._direct: dict[str, tuple[bool, tuple]] = {}  # absolute path -> (token hit, includes)
         self._dirs: dict[tuple, tuple] = {}  # compiler arguments -> (include directories, -include files)
         self._listing: dict[str, frozenset[str] | None] = {}  # directory -> its entries
@@ -92,7 +102,7 @@ class Prefilter:
         self._mentions[path] = data is None or _FUSIONLINT.search(data) is not None
         if data is None or len(data) > _MAX_BYTES or b"\x00" in data[:8192]:
             result: tuple[bool, tuple] = (True, ())
-        elif self._tokens.search(data):
+        elif TOKENS.search(data):
             result = (True, ())
         else:
             includes = []
@@ -175,7 +185,7 @@ class Prefilter:
     # -- entry point -----------------------------------------------------------------------
     def relevant(self, path: str, args: Iterable[str], defines: Iterable[str] = ()) -> bool:
         """Whether ``path`` may hold a configuration given these compiler arguments."""
-        if any(self._tokens.search(d.encode("utf-8", "replace")) for d in defines):
+        if any(TOKENS.search(d.encode("utf-8", "replace")) for d in defines):
             return True
         args = tuple(args)
         if args not in self._dirs:

@@ -160,3 +160,12 @@ def test_translation_unit_without_the_api_is_not_walked(tmp_path: Path) -> None:
         assert cublaslt.may_call_api(parse_file(plain, defined), plain.read_text())
     finally:
         Interpreter.run = original  # type: ignore[method-assign]
+
+
+def test_a_structured_binding_of_a_runtime_object_is_runtime_data(system_headers):
+    (cfg,) = matmuls("structured_bindings.cpp", system_headers)
+    a = cfg.effective["layout_A"]
+    assert params(cfg, "layout_A")["TYPE"] == "CUDA_R_16BF"
+    assert a["ROWS"].value.reason == "rows is runtime data (a part of a->flat_2d_dims(), line 12)"
+    assert a["COLS"].value.reason == "cols is runtime data (a part of a->flat_2d_dims(), line 12)"
+    assert a["LD"].value.reason.startswith("rows is runtime data")

@@ -205,6 +205,8 @@ def test_count_facts_cutlass_and_unresolved_attribute_ids():
      "headers", "CUTLASS headers needed"),
     ("'foo' did not resolve (parse error?)", "parse failure"),
     ("dereference of an unknown pointer", "run-time data"),
+    ("A0 is runtime data (a part of inputA->flat_2d_dims(), line 325)", "run-time data"),
+    ("`A0` not typed by the parser (an error nearby?)", "parse failure"),
     ("kFoo is not declared in this file", "not visible (other TU, undeclared)"),
     ("something new", "other"),
 ])

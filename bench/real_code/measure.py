@@ -96,10 +96,10 @@ CATEGORIES = (  # (category, pattern); the first that matches
     ("not visible (other TU, undeclared)", re.compile(
         r"not declared in this file|has no known value here|declared without a value|has no initializer|extern",
         re.I)),
-    ("parse failure", re.compile(r"parse error|did not resolve|not evaluated|malformed", re.I)),
+    ("parse failure", re.compile(r"parse error|did not resolve|not evaluated|malformed|not typed by the parser", re.I)),
     ("run-time data", re.compile(
         r"dereference|array element|non-constant|of non-constants|unanalysed|not the address|"
-        r"initializer list|operator", re.I)),
+        r"initializer list|operator|is runtime data", re.I)),
 )
 
 

@@ -599,6 +599,8 @@ class Interpreter(ChoiceMixin):
             for d in clangext.children(stmt):
                 if d.kind == K.VAR_DECL:
                     self.declare(d)
+                elif d.kind == K.UNEXPOSED_DECL:
+                    self._bindings(d)
         elif kind == K.IF_STMT:
             self._exec_if(stmt)
         elif kind in (K.FOR_STMT, K.WHILE_STMT, K.CXX_FOR_RANGE_STMT):
@@ -747,6 +749,31 @@ class Interpreter(ChoiceMixin):
             return
         value = self.eval(expr)
         self.assign(key, value, origin, name=decl.spelling, source=expr)
+
+    def _bindings(self, decl: ci.Cursor) -> None:
+        """``auto [a, b] = expr;``: the names are parts of an object (a tensor's dimensions, a pair
+        a call returned): runtime data here, each with where it comes from."""
+        kids = list(clangext.children(decl))
+        names = [c for c in kids if c.kind == K.UNEXPOSED_DECL]
+        init = [c for c in kids if c.kind.is_expression()]
+        if not names or not init:
+            return
+        value = self.eval(init[-1])
+        origin = loc_of(decl)
+        source = written(init[-1])
+        for n in names:
+            self.store(("binding", self.frame.id if self.frames else 0, n.spelling),
+                       Unknown(f"{n.spelling} is runtime data (a part of {source}, line {origin.line})"
+                               if not isinstance(value, Known) else f"{n.spelling}: a part of {source}",
+                               loc_of(n)))
+
+    def _binding_value(self, name: str, origin: Loc) -> Value:
+        """A name of a structured binding of this frame (by name: in an expression libclang could
+        not type, the reference to it has no cursor of the binding)."""
+        key = ("binding", self.frame.id if self.frames else 0, name)
+        if key in self.env:
+            return self.env[key]
+        return Unknown(f"{name} is runtime data (a structured binding)", origin)
 
     def _held_closure(self, ctor_call: ci.Cursor) -> Closure | None:
         """The lambda a library wrapper (``std::function``) is built from, if that is what it is."""
@@ -932,7 +959,12 @@ class Interpreter(ChoiceMixin):
                 folded = clangext.evaluate(cursor) if kids else None
                 if isinstance(folded, (int, float)):
                     return Known(folded, origin, via="constant expression")
-                return self._temporary(cursor) if kids else Unknown("empty expression", origin)
+                if not kids:
+                    tokens = [t.spelling for t in cursor.get_tokens()]
+                    if len(tokens) == 1 and ("binding", self.frame.id if self.frames else 0, tokens[0]) in self.env:
+                        return self._binding_value(tokens[0], origin)
+                    return Unknown(f"`{' '.join(tokens)[:60]}` not typed by the parser (an error nearby?)", origin)
+                return self._temporary(cursor)
             inner = self.eval(kids[0])
             if isinstance(inner, Known) and isinstance(inner.value, int) and kind != K.PAREN_EXPR:
                 return Known(_wrap_int(inner.value, cursor.type), inner.origin, inner.via, cursor.type.spelling)
@@ -1051,6 +1083,8 @@ class Interpreter(ChoiceMixin):
         folded = clangext.evaluate(cursor)
         if isinstance(folded, (int, float)):
             return Known(folded, origin, via=ref.spelling)
+        if ref.kind == K.UNEXPOSED_DECL and ("binding", self.frame.id if self.frames else 0, ref.spelling) in self.env:
+            return self._binding_value(ref.spelling, origin)
         return Unknown(f"{ref.spelling} ({ref.kind.name.lower()})", origin)
 
     def _initial_value(self, decl: ci.Cursor, origin: Loc | None) -> Value:

@@ -155,13 +155,13 @@ def run_index(opts: CheckOptions, paths: list[str]) -> int:
 
 def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, progress, stats: dict,
                    api_holder: list) -> dict[str, dict]:
-    """Index ``files`` of one project: {resolved path: {"key", "content", "record"}}. Files that can
-    hold a cuBLASLt configuration first (the pre-filter's test, for cuBLASLt alone); then the others
-    that name one of the functions those define (a caller that names no cuBLASLt function itself)."""
-    from fusionlint.prefilter import CUBLASLT_TOKENS, Prefilter
+    """Index ``files`` of one project: {resolved path: {"key", "content", "record"}}. Files whose own
+    text names cuBLASLt first (those can define a function that calls it; a CUTLASS-only file is not
+    parsed for that); then the others that name one of the functions those define (a caller that
+    names no cuBLASLt function itself)."""
+    from fusionlint.prefilter import names_cublaslt
     from fusionlint.run import workers
 
-    prefilter = Prefilter(CUBLASLT_TOKENS)  # the index records cuBLASLt functions: CUTLASS-only files are callers at most
     jobs = opts.jobs or _default_jobs()
     done: dict[str, dict] = {}
     first: list[tuple[Path, object, list[str]]] = []
@@ -170,7 +170,7 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
         options, args = checker.parse_options_of(f)
         if not opts.no_pch:
             options.pch_dir = str(cache_files(root, "pch"))
-        relevant = opts.no_prefilter or prefilter.relevant(str(f), args, options.defines)
+        relevant = opts.no_prefilter or names_cublaslt(str(f))
         (first if relevant else later).append((f, options, args))
 
     def phase(items: list[tuple[Path, object, list[str]]]) -> None:
