@@ -169,3 +169,10 @@ def test_a_structured_binding_of_a_runtime_object_is_runtime_data(system_headers
     assert a["ROWS"].value.reason == "rows is runtime data (a part of a->flat_2d_dims(), line 12)"
     assert a["COLS"].value.reason == "cols is runtime data (a part of a->flat_2d_dims(), line 12)"
     assert a["LD"].value.reason.startswith("rows is runtime data")
+
+
+def test_returns_in_undecided_branches_merge(system_headers):
+    (cfg,) = matmuls("returns_in_branches.cpp", system_headers)
+    transa = cfg.effective["matmul_desc"]["TRANSA"]
+    assert transa.value.reason == "op_from_char() returns different values on different paths"
+    assert params(cfg, "matmul_desc")["TRANSB"] == "CUBLAS_OP_T"  # both paths of always_t() agree

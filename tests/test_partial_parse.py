@@ -95,3 +95,17 @@ def test_only_a_file_with_missing_headers_and_errors_gets_the_recovery_parse(mon
     unit = parse_file(TENSOR_GEMM, ParseOptions(), text=TENSOR_GEMM.read_text())
     assert calls == [TENSOR_GEMM] and unit.recovered is not None
     assert not unit.main_file_errors()  # every name the missing header declared, stood in
+
+
+def test_instantiations_with_types_the_recovery_declared_are_not_guessed() -> None:
+    """stand_in_dtypes.cpp: at::Half and at::BFloat16 come from a missing header; their explicit
+    instantiations are not run (both types are the one stand-in class, so std::is_same would pick
+    the Half branch for BFloat16 too); the float one is, and so is the template's pattern."""
+    configs = _facts(PARTIAL / "stand_in_dtypes.cpp")
+    vias = [[v["callee"] for v in c.get("via") or []] for c in configs]
+    assert vias.count(["lt_gemm<float>"]) == 1 and all("fusionlint_partial" not in str(v) for v in vias)
+    (inst,) = [c for c in configs if c.get("via")]
+    assert inst["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] == "CUBLAS_COMPUTE_32F"
+    (pattern,) = [c for c in configs if not c.get("via")]
+    assert pattern["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["unknown"].startswith(
+        "set differently on paths through the branch at line 16")

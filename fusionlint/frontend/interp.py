@@ -93,6 +93,7 @@ class Frame:
     arg_types: dict[str, ci.Type] = field(default_factory=dict)  # param usr -> caller's argument type
     this_key: Key | None = None
     returned: Value | None = None
+    branch_returns: list[Value] = field(default_factory=list)  # values returned inside undecided branches
     done: bool = False
     cond_base: int = 0  # branch depth at entry: a return at this depth ends the call
     returned_key: Key | None = None  # storage of a returned local object (for member copies)
@@ -133,6 +134,7 @@ class Interpreter(ChoiceMixin):
         self.decisions: dict[str, int] = {}
         self.choices: dict[str, Choice] = {}
         self.taken: list[Assumption] = []
+        self._skipped_instantiations: list[tuple[Loc, ci.Cursor]] = []  # explicit ones with stand-in types
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:
@@ -156,12 +158,15 @@ class Interpreter(ChoiceMixin):
         ``contexts`` (by its USR: calls from other translation units) runs once per context, with
         that call's argument values and its calls as the start of every call chain."""
         every = self.main_functions()
+        self._skipped_instantiations = []
         instantiated = self._explicit_instantiations(every)
         functions = [f for f in every if self.relevant(f)]
         called: set[str] = set()
+        guessed = {p.get_usr() for _, t in self._skipped_instantiations
+                   if (p := clangext.specialized_template(t)) is not None}
         for _, target in instantiated:
             pattern = clangext.specialized_template(target)
-            if pattern is not None:
+            if pattern is not None and pattern.get_usr() not in guessed:  # else the pattern runs too
                 called.add(pattern.get_usr())
         for f in functions:
             for c in clangext.calls_in(f):
@@ -210,7 +215,11 @@ class Interpreter(ChoiceMixin):
                 if ref is not None and ref.kind == K.FUNCTION_DECL and not explicit_instantiations.is_synthetic(ref.spelling):
                     definition = ref.get_definition()
                     if definition is not None and definition.is_definition() and self.relevant(definition):
-                        out.append((Loc(loc_of(f).path, loc_of(f).line, 1), definition))
+                        site = Loc(loc_of(f).path, loc_of(f).line, 1)
+                        if _has_stand_in_arguments(definition):  # its types' traits would be guesses
+                            self._skipped_instantiations.append((site, definition))
+                        else:
+                            out.append((site, definition))
                     break
         return out
 
@@ -262,6 +271,8 @@ class Interpreter(ChoiceMixin):
         if self.handler.is_api(ref.spelling):
             return None
         definition = ref.get_definition()
+        if definition is not None and _has_stand_in_arguments(definition):
+            definition = None  # a type the recovery declared: run the template's pattern, not guessed traits
         if definition is None:
             tmpl = clangext.specialized_template(ref)
             if tmpl is not None:
@@ -400,6 +411,8 @@ class Interpreter(ChoiceMixin):
             self.call_stack.pop()
             self.frames.pop()
         self.last_returned_key = frame.returned_key
+        if frame.branch_returns:
+            return _merged_returns(fn, frame)
         return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
 
     def _smart_pointer(self, method: str, key: Key, args: list[Value], origin: Loc) -> Value:
@@ -632,8 +645,8 @@ class Interpreter(ChoiceMixin):
             if self.cond_depth == self._frame_cond_base():
                 self.frame.returned = value
                 self.frame.done = True
-            elif self.frame.returned is None:
-                self.frame.returned = value
+            else:  # on one path only: the result is what every path returns (see invoke)
+                self.frame.branch_returns.append(value)
         elif kind in (K.NULL_STMT, K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.CXX_CATCH_STMT):
             return
         elif kind.is_expression() or kind == K.CALL_EXPR:
@@ -1233,6 +1246,32 @@ class Interpreter(ChoiceMixin):
 
 _RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVALUEREFERENCE,
                        ci.TypeKind.RVALUEREFERENCE, ci.TypeKind.MEMBERPOINTER}
+
+
+def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
+    """The result of a call whose ``return``s sit in branches the run could not decide: the value
+    when every path returns the same one, else unknown (which path runs is not known here)."""
+    values = [*frame.branch_returns, *([frame.returned] if frame.returned is not None else [])]
+    if all(same(v, values[0]) for v in values[1:]):
+        return values[0]
+    choices = tuple(dict.fromkeys(c for v in values for c in getattr(v, "choices", ())))
+    return Unknown(f"{function_label(fn)}() returns different values on different paths", loc_of(fn),
+                   choices=choices)
+
+
+def _has_stand_in_arguments(fn: ci.Cursor) -> bool:
+    """A function template specialization with a type argument that the partial-parse recovery
+    declared: every unknown type is the same stand-in class there, so its ``std::is_same`` tests and
+    traits would answer for a type that is not the real one."""
+    n = fn.get_num_template_arguments()
+    for i in range(max(n, 0)):
+        try:
+            if fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE and \
+                    is_stand_in_type(fn.get_template_argument_type(i)):
+                return True
+        except (ValueError, AttributeError):
+            continue
+    return False
 
 
 def _instantiation_label(fn: ci.Cursor) -> str:
