@@ -146,3 +146,15 @@ def test_explicit_instantiations_are_checked_one_by_one_through_raii_descriptors
         "gemm_and_bias<float>": {("CUBLAS_COMPUTE_32F", "CUDA_R_32F", "CUDA_R_32F")},
         "gemm_and_bias<blas::BFloat16>": {("CUBLAS_COMPUTE_16F", "CUDA_R_16F", "CUDA_R_16BF")}}
     assert [s["line"] for c in configs for s in c["via"]].count(80) == len(configs) // 3
+
+
+def test_overloads_called_from_instantiations_run_with_their_callers_values_only():
+    rc, out, err = run_cli("facts", HERE / "overloads_from_instantiations.cpp")
+    assert rc == 0, err
+    configs = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    assert [[(v["caller"], v["callee"]) for v in c["via"]] for c in configs] == [
+        [("explicit instantiation", "forward<float>"), ("forward", "gemm_lt")],
+        [("explicit instantiation", "forward<double>"), ("forward", "gemm_lt")]]
+    assert [c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] for c in configs] == [
+        "CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_64F"]
+    assert all(c["unknowns"] == [] and c["parameters"]["layout_A"]["ROWS"]["value"] == 64 for c in configs)

@@ -168,7 +168,9 @@ class Interpreter(ChoiceMixin):
             pattern = clangext.specialized_template(target)
             if pattern is not None and pattern.get_usr() not in guessed:  # else the pattern runs too
                 called.add(pattern.get_usr())
-        for f in functions:
+        walked: set[ci.Cursor] = set()
+
+        def mark(f: ci.Cursor) -> None:
             for c in clangext.calls_in(f):
                 target = self._callee_definition(c)
                 if target is not None and target.get_usr() != f.get_usr():
@@ -178,6 +180,16 @@ class Interpreter(ChoiceMixin):
                     pattern = clangext.specialized_template(target)
                     if pattern is not None and pattern.get_usr() != f.get_usr():
                         called.add(pattern.get_usr())
+                        if target not in walked:  # what the instantiated body calls (an overload
+                            walked.add(target)    # its pattern leaves unresolved) is called too
+                            mark(target)
+
+        for f in functions:
+            mark(f)
+        for _, target in instantiated:
+            if target not in walked:
+                walked.add(target)
+                mark(target)
         for f in functions:
             if f.get_usr() in called or (only is not None and f.get_usr() not in only):
                 continue
