@@ -580,3 +580,10 @@ def test_literal_problem_sizes_of_arguments(tmp_path):
     f.write_text(src)
     (g2,) = extract_cutlass(parse_file(f, ParseOptions(use_system_headers=False)))
     assert [(p.m, p.n, p.k) for p in g2.problems] == [(1024, 2048, 512), (None, 2048, 512)]
+
+
+def test_a_file_body_under_a_cudart_version_guard_is_read():
+    """cudart_version_guard.cu: the dispatch fixture under `#if CUDART_VERSION >= 12000`."""
+    contexts = sorted(g.context for g in gemms("cudart_version_guard.cu"))
+    assert contexts == ["rowwise::f8f8bf16_impl<128, 256, 128, 1, 2, 1, 0, 0>",
+                        "rowwise::f8f8bf16_impl<64, 128, 128, 2, 1, 1, 1, 1>"]

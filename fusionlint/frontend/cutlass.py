@@ -120,6 +120,10 @@ def predefined_macros(args: list[str], text: str) -> dict[str, str]:
         minor = int(out.get("__CUDACC_VER_MINOR__", "0"))
     except ValueError:
         major = None
+    if cuda and major is not None:
+        # nvcc pre-includes cuda_runtime.h, whose cuda_runtime_api.h defines the runtime's version
+        # (`#if CUDART_VERSION >= 12000` around a whole file, as FBGEMM writes it)
+        out.setdefault("CUDART_VERSION", str(major * 1000 + minor * 10))
     if includes_cutlass(text):
         for k, v in model.config_macros(major, minor, clang_cuda=cuda).items():
             out.setdefault(k, v)
