@@ -60,3 +60,10 @@ def test_the_import_contracts_hold() -> None:
     r = subprocess.run([exe], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "0 broken" in r.stdout
+
+
+def test_no_module_is_over_1200_lines() -> None:
+    """Issue 17's bound: a module past it is split (as interp.py's lambdas, objects and explicit
+    instantiations were) rather than grown."""
+    long = {name: n for name, p in _modules().items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1200}
+    assert long == {}

@@ -69,3 +69,10 @@ def written(cursor: ci.Cursor) -> str:
                 out.append(" ")
         out.append(tok)
     return "".join(out)
+
+
+def is_stand_in_type(t: ci.Type) -> bool:
+    """A type the partial-parse recovery declared (frontend/recovery.py) for a header found
+    nowhere: its size and layout say nothing about the real one."""
+    return "fusionlint_partial" in t.get_canonical().spelling
+

@@ -11,21 +11,25 @@ API calls are handed to a ``handler`` (see ``cublaslt.py``), which models their 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext, explicit_instantiations
+from fusionlint.frontend import clangext
 from fusionlint.frontend.choices import Assumption, Choice, ChoiceMixin, merge_outcomes  # noqa: F401 - Choice is part of the API
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
     NON_EXPR_CHILDREN,
     expr_children,
     function_label,
+    is_stand_in_type,
     loc_of,
     strip,
     written,
 )
+from fusionlint.frontend.frames import Closure, Frame
+from fusionlint.frontend.instantiation_roots import InstantiationsMixin, has_stand_in_arguments, instantiation_label
+from fusionlint.frontend.lambdas import LambdaMixin
+from fusionlint.frontend.objects import ObjectsMixin, is_smart_pointer
 from fusionlint.frontend.parse import is_virtual
 from fusionlint.model.call_context import CallContext
 from fusionlint.model.cublaslt_facts import CallStep
@@ -82,37 +86,7 @@ _BINOPS: dict[str, Callable[[object, object], object]] = {
 }
 
 
-@dataclass
-class Frame:
-    """One activation: parameter bindings, ``this``, and the argument types for ``sizeof``."""
-
-    id: int
-    function: ci.Cursor
-    bindings: dict[str, Value] = field(default_factory=dict)  # param usr -> value (or Address alias)
-    aliases: dict[str, Key] = field(default_factory=dict)  # reference param usr -> caller's key
-    arg_types: dict[str, ci.Type] = field(default_factory=dict)  # param usr -> caller's argument type
-    this_key: Key | None = None
-    returned: Value | None = None
-    branch_returns: list[Value] = field(default_factory=list)  # values returned inside undecided branches
-    done: bool = False
-    cond_base: int = 0  # branch depth at entry: a return at this depth ends the call
-    returned_key: Key | None = None  # storage of a returned local object (for member copies)
-    from_caller: dict[str, str] = field(default_factory=dict)  # param usr -> name, for params no caller gave
-    # a lambda's frame: the frame the lambda was made in, whose locals and parameters it captures
-    outer: "Frame | None" = None
-    extent: tuple[str, int, int] | None = None  # a lambda's (file, start, end offsets): its own declarations
-
-
-@dataclass(frozen=True, eq=False)
-class Closure(Symbol):
-    """A lambda expression's value: the expression and the frame it was made in (its captures are
-    read there: by reference, as the frame stands when the lambda runs)."""
-
-    lambda_expr: ci.Cursor | None = None
-    frame: Frame | None = None
-
-
-class Interpreter(ChoiceMixin):
+class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
     def __init__(self, tu: ci.TranslationUnit, main_path: str, handler: ApiHandler):
         self.tu = tu
         self.main_path = main_path
@@ -208,32 +182,12 @@ class Interpreter(ChoiceMixin):
                 continue
             self._steps = 0
             self.taken = []
-            self.context_via = [CallStep("explicit instantiation", _instantiation_label(target), site)]
+            self.context_via = [CallStep("explicit instantiation", instantiation_label(target), site)]
             for context in (contexts or {}).get(target.get_usr(), ()) or (None,):
                 if context is not None:
                     self.context_via = [*context.via, *self.context_via]
                 self.invoke(target, [], list(context.args) if context is not None else [])
             self.context_via = []
-
-    def _explicit_instantiations(self, functions: list[ci.Cursor]) -> list[tuple[Loc, ci.Cursor]]:
-        """(the line, the instantiated definition) of each explicit instantiation of a function
-        template in the main file that reaches the API (frontend/explicit_instantiations.py)."""
-        out = []
-        for f in functions:
-            if not explicit_instantiations.is_synthetic(f.spelling):
-                continue
-            for c in f.walk_preorder():
-                ref = c.referenced if c.kind == K.DECL_REF_EXPR else None
-                if ref is not None and ref.kind == K.FUNCTION_DECL and not explicit_instantiations.is_synthetic(ref.spelling):
-                    definition = ref.get_definition()
-                    if definition is not None and definition.is_definition() and self.relevant(definition):
-                        site = Loc(loc_of(f).path, loc_of(f).line, 1)
-                        if _has_stand_in_arguments(definition):  # its types' traits would be guesses
-                            self._skipped_instantiations.append((site, definition))
-                        else:
-                            out.append((site, definition))
-                    break
-        return out
 
     # ---- relevance ----------------------------------------------------------------------
     def relevant(self, fn: ci.Cursor) -> bool:
@@ -283,7 +237,7 @@ class Interpreter(ChoiceMixin):
         if self.handler.is_api(ref.spelling):
             return None
         definition = ref.get_definition()
-        if definition is not None and _has_stand_in_arguments(definition):
+        if definition is not None and has_stand_in_arguments(definition):
             definition = None  # a type the recovery declared: run the template's pattern, not guessed traits
         if definition is None:
             tmpl = clangext.specialized_template(ref)
@@ -427,73 +381,6 @@ class Interpreter(ChoiceMixin):
             return _merged_returns(fn, frame)
         return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
 
-    def _smart_pointer(self, method: str, key: Key, args: list[Value], origin: Loc) -> Value:
-        """``std::unique_ptr``/``shared_ptr`` members: the pointer they hold is the object's value
-        (``p.reset(raw)`` stores it, ``p.get()``, ``*p`` and ``p->`` read it)."""
-        if method == "reset":
-            self.store(key, args[0] if args else Known(0, origin, via="reset()"))
-            return Unknown("reset() returns nothing", origin)
-        if method == "release":
-            value = self.load(key, origin)
-            self.store(key, Known(0, origin, via="release()"))
-            return value
-        if method in ("get", "operator->", "operator*"):
-            return self.load(key, origin)
-        if method == "swap":
-            return Unknown("swap()", origin)
-        self.invalidate(key, f"{method}() of the smart pointer at line {origin.line}", origin)
-        return Unknown(f"result of {method}() at line {origin.line}", origin)
-
-    def _called_closure(self, cursor: ci.Cursor, ref: ci.Cursor | None, callee: ci.Cursor | None) -> Closure | None:
-        """The lambda a call runs: ``f()`` of a lambda variable or parameter, of a ``std::function``
-        holding one, or a lambda called where it is written (``[&] { ... }()``)."""
-        if ref is None or ref.spelling != "operator()" or callee is None:
-            return None
-        if callee.kind not in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR, K.LAMBDA_EXPR):
-            return None  # only reads without side effects are evaluated here
-        value = self.eval(callee)
-        return value if isinstance(value, Closure) and value.lambda_expr is not None else None
-
-    def call_closure(self, closure: Closure, arg_cursors: list[ci.Cursor], args: list[Value], origin: Loc) -> Value:
-        """Run a lambda's body with ``args``, its captures read in the frame it was made in."""
-        if closure.lambda_expr is None:
-            return Unknown("lambda", origin)
-        if arg_cursors and len(arg_cursors) == len(args) and isinstance(args[0], Closure) \
-                and args[0].lambda_expr == closure.lambda_expr:
-            arg_cursors, args = arg_cursors[1:], args[1:]  # an operator call's object is its first argument
-        this_key = closure.frame.this_key if closure.frame is not None else None
-        self.sites.append(origin)
-        try:
-            return self.invoke(closure.lambda_expr, arg_cursors, args, this_key=this_key, outer=closure.frame)
-        finally:
-            self.sites.pop()
-
-    def _maybe_called(self, closure: Closure, reason: str, origin: Loc) -> None:
-        """A lambda that a function without a body here receives: it may run, once or more, with
-        arguments not known here (its writes merge as those of a branch)."""
-        before = dict(self.env)
-        frame_done = self.frame.done if self.frames else False
-        self.cond_depth += 1
-        try:
-            self.call_closure(closure, [], [], origin)
-        finally:
-            self.cond_depth -= 1
-            if self.frames:
-                self.frame.done = frame_done
-        self.env = merge_outcomes(before, [dict(self.env), before], reason, ())
-
-    def _frame_of(self, decl: ci.Cursor) -> Frame:
-        """The frame that holds ``decl``, a local or parameter: inside a lambda, one it captures
-        belongs to the frame the lambda was made in."""
-        frame = self.frame
-        while frame.outer is not None and frame.extent is not None:
-            loc = decl.location
-            name = loc.file.name if loc.file is not None else ""
-            if name == frame.extent[0] and frame.extent[1] <= loc.offset <= frame.extent[2]:
-                break
-            frame = frame.outer
-        return frame
-
     def _member_initializers(self, ctor: ci.Cursor) -> None:
         """``Ctor(...) : field_(expr)`` — a MEMBER_REF followed by its initializer expression."""
         kids = list(clangext.children(ctor))
@@ -506,40 +393,6 @@ class Interpreter(ChoiceMixin):
             elif c.kind == K.TYPE_REF and i + 1 < len(kids) and self.frame.this_key is not None \
                     and kids[i + 1].kind.is_expression():
                 self._delegated(ctor, c, kids[i + 1])  # ``: Other(args)`` or ``: Base(args)``
-
-    def _delegated(self, ctor: ci.Cursor, type_ref: ci.Cursor, init: ci.Cursor) -> None:
-        """A constructor's delegation to another of its class, or its base class's construction:
-        run that constructor on the same object."""
-        this_key = self.frame.this_key
-        inner = strip(init)
-        if inner.kind == K.CALL_EXPR and inner.referenced is not None and inner.referenced.kind == K.CONSTRUCTOR:
-            self._construct(this_key, inner)
-            return
-        # in a class template's pattern the call is not resolved: ``Bench<T>(a, b)`` is a list of
-        # arguments; take the one constructor of that class those arguments fit
-        args = expr_children(init) if init.kind == K.UNEXPOSED_EXPR else [init]
-        record = type_ref.referenced
-        if record is None:
-            return
-        fits = []
-        for c in clangext.children(record):
-            if c.kind != K.CONSTRUCTOR or c == ctor:
-                continue
-            params = [p for p in clangext.children(c) if p.kind == K.PARM_DECL]
-            required = sum(1 for p in params if not expr_children(p))
-            if required <= len(args) <= len(params):
-                fits.append(c)
-        if len(fits) != 1:
-            return
-        target = fits[0] if fits[0].is_definition() else fits[0].get_definition()
-        if target is None:
-            return
-        values = [self.eval(a) for a in args]
-        self.sites.append(loc_of(init))
-        try:
-            self.invoke(target, args, values, this_key=this_key)
-        finally:
-            self.sites.pop()
 
     def call(self, cursor: ci.Cursor) -> Value:
         name = cursor.spelling
@@ -565,7 +418,7 @@ class Interpreter(ChoiceMixin):
                 this_key = self.frame.this_key
         args = [self.eval(a) for a in arg_cursors]
         target = self._callee_definition(cursor)
-        if target is None and this_key is not None and ref is not None and _is_smart_pointer(ref.semantic_parent):
+        if target is None and this_key is not None and ref is not None and is_smart_pointer(ref.semantic_parent):
             return self._smart_pointer(ref.spelling, this_key, args, origin)
         if target is None and ref is not None and self._watches(ref):
             self.handler.external_call(self, ref, cursor, args)  # type: ignore[attr-defined]
@@ -774,42 +627,6 @@ class Interpreter(ChoiceMixin):
             return
         value = self.eval(expr)
         self.assign(key, value, origin, name=decl.spelling, source=expr)
-
-    def _bindings(self, decl: ci.Cursor) -> None:
-        """``auto [a, b] = expr;``: the names are parts of an object (a tensor's dimensions, a pair
-        a call returned): runtime data here, each with where it comes from."""
-        kids = list(clangext.children(decl))
-        names = [c for c in kids if c.kind == K.UNEXPOSED_DECL]
-        init = [c for c in kids if c.kind.is_expression()]
-        if not names or not init:
-            return
-        value = self.eval(init[-1])
-        origin = loc_of(decl)
-        source = written(init[-1])
-        for n in names:
-            self.store(("binding", self.frame.id if self.frames else 0, n.spelling),
-                       Unknown(f"{n.spelling} is runtime data (a part of {source}, line {origin.line})"
-                               if not isinstance(value, Known) else f"{n.spelling}: a part of {source}",
-                               loc_of(n)))
-
-    def _binding_value(self, name: str, origin: Loc) -> Value:
-        """A name of a structured binding of this frame (by name: in an expression libclang could
-        not type, the reference to it has no cursor of the binding)."""
-        key = ("binding", self.frame.id if self.frames else 0, name)
-        if key in self.env:
-            return self.env[key]
-        return Unknown(f"{name} is runtime data (a structured binding)", origin)
-
-    def _held_closure(self, ctor_call: ci.Cursor) -> Closure | None:
-        """The lambda a library wrapper (``std::function``) is built from, if that is what it is."""
-        args = list(ctor_call.get_arguments())
-        if len(args) != 1 or self._callee_definition(ctor_call) is not None:
-            return None
-        arg = strip(args[0])
-        if arg.kind not in (K.LAMBDA_EXPR, K.DECL_REF_EXPR, K.MEMBER_REF_EXPR):
-            return None
-        value = self.eval(arg)
-        return value if isinstance(value, Closure) else None
 
     def _construct(self, key: Key, ctor_call: ci.Cursor) -> None:
         target = self._callee_definition(ctor_call)
@@ -1271,42 +1088,6 @@ def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
                    choices=choices)
 
 
-def _has_stand_in_arguments(fn: ci.Cursor) -> bool:
-    """A function template specialization with a type argument that the partial-parse recovery
-    declared: every unknown type is the same stand-in class there, so its ``std::is_same`` tests and
-    traits would answer for a type that is not the real one."""
-    n = fn.get_num_template_arguments()
-    for i in range(max(n, 0)):
-        try:
-            if fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE and \
-                    is_stand_in_type(fn.get_template_argument_type(i)):
-                return True
-        except (ValueError, AttributeError):
-            continue
-    return False
-
-
-def _instantiation_label(fn: ci.Cursor) -> str:
-    """``name<args>`` of a function template's specialization (``gemm_and_bias<double, double>``)."""
-    n = fn.get_num_template_arguments()
-    if n <= 0:
-        return function_label(fn)
-    return f"{function_label(fn)}<{', '.join(fn.get_template_argument_type(i).spelling for i in range(n))}>"
-
-
-_SMART_POINTERS = {"unique_ptr", "shared_ptr"}
-
-
-def _is_smart_pointer(cls: ci.Cursor | None) -> bool:
-    """Is ``cls`` the standard library's ``unique_ptr`` or ``shared_ptr`` (a class of namespace std)?"""
-    if cls is None or cls.spelling not in _SMART_POINTERS:
-        return False
-    parent = cls.semantic_parent
-    while parent is not None and parent.kind == K.NAMESPACE and parent.spelling != "std":
-        parent = parent.semantic_parent  # an inline namespace such as __1 (libc++)
-    return parent is not None and parent.kind == K.NAMESPACE and parent.spelling == "std"
-
-
 def _is_runtime_object(t: ci.Type) -> bool:
     """Pointers, handles and objects: things whose identity matters, not a numeric value."""
     return t.get_canonical().kind in _RUNTIME_TYPE_KINDS
@@ -1346,12 +1127,6 @@ def _is_arrow(member_ref: ci.Cursor) -> bool:
         if t.spelling == member_ref.spelling:
             return False
     return False
-
-
-def is_stand_in_type(t: ci.Type) -> bool:
-    """A type the partial-parse recovery declared (frontend/recovery.py) for a header found
-    nowhere: its size and layout say nothing about the real one."""
-    return "fusionlint_partial" in t.get_canonical().spelling
 
 
 def _is_if_constexpr(stmt: ci.Cursor) -> bool:

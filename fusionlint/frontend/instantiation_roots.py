@@ -1,0 +1,61 @@
+"""Explicit instantiations of function templates as roots of the interpreter's run (mixed into
+``Interpreter``); ``explicit_instantiations.py`` makes them visible to libclang."""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from fusionlint.frontend import explicit_instantiations
+from fusionlint.frontend.cursors import function_label, is_stand_in_type, loc_of
+from fusionlint.model.values import Loc
+
+K = ci.CursorKind
+
+
+class InstantiationsMixin:
+    """The instantiated definitions the main file's explicit instantiations name."""
+
+    def _explicit_instantiations(self, functions: list[ci.Cursor]) -> list[tuple[Loc, ci.Cursor]]:
+        """(the line, the instantiated definition) of each explicit instantiation of a function
+        template in the main file that reaches the API (frontend/explicit_instantiations.py)."""
+        out = []
+        for f in functions:
+            if not explicit_instantiations.is_synthetic(f.spelling):
+                continue
+            for c in f.walk_preorder():
+                ref = c.referenced if c.kind == K.DECL_REF_EXPR else None
+                if ref is not None and ref.kind == K.FUNCTION_DECL and not explicit_instantiations.is_synthetic(ref.spelling):
+                    definition = ref.get_definition()
+                    if definition is not None and definition.is_definition() and self.relevant(definition):
+                        site = Loc(loc_of(f).path, loc_of(f).line, 1)
+                        if has_stand_in_arguments(definition):  # its types' traits would be guesses
+                            self._skipped_instantiations.append((site, definition))
+                        else:
+                            out.append((site, definition))
+                    break
+        return out
+
+
+
+def has_stand_in_arguments(fn: ci.Cursor) -> bool:
+    """A function template specialization with a type argument that the partial-parse recovery
+    declared: every unknown type is the same stand-in class there, so its ``std::is_same`` tests and
+    traits would answer for a type that is not the real one."""
+    n = fn.get_num_template_arguments()
+    for i in range(max(n, 0)):
+        try:
+            if fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE and \
+                    is_stand_in_type(fn.get_template_argument_type(i)):
+                return True
+        except (ValueError, AttributeError):
+            continue
+    return False
+
+
+
+def instantiation_label(fn: ci.Cursor) -> str:
+    """``name<args>`` of a function template's specialization (``gemm_and_bias<double, double>``)."""
+    n = fn.get_num_template_arguments()
+    if n <= 0:
+        return function_label(fn)
+    return f"{function_label(fn)}<{', '.join(fn.get_template_argument_type(i).spelling for i in range(n))}>"
+
