@@ -583,7 +583,7 @@ def test_literal_problem_sizes_of_arguments(tmp_path):
 
 
 def test_a_file_body_under_a_cudart_version_guard_is_read():
-    """cudart_version_guard.cu: the dispatch fixture under `#if CUDART_VERSION >= 12000`."""
-    contexts = sorted(g.context for g in gemms("cudart_version_guard.cu"))
-    assert contexts == ["rowwise::f8f8bf16_impl<128, 256, 128, 1, 2, 1, 0, 0>",
-                        "rowwise::f8f8bf16_impl<64, 128, 128, 2, 1, 1, 1, 1>"]
+    """cudart_version_guard.cu: a GEMM under `#if CUDART_VERSION >= 12000`."""
+    (g,) = gemms("cudart_version_guard.cu")
+    assert (P(g.mainloop, "tile_shape"), P(g.mainloop, "cluster_shape")) == ([128, 256, 64], [1, 2, 1])
+    assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
