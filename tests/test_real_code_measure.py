@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import run_cli
 from conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,6 +91,7 @@ def test_with_the_project_index_the_wrapper_gets_its_callers_values(fake_run):
     run, md = fake_run
     (index,) = run["meta"]["project index"]
     assert index["mode"] == "source" and index["files"] == 3 and index["problems"] == [] and index["rc"] == 0
+    assert index["entry_points"] == 0  # bf16_gemm is called from caller.cpp
     # the CUTLASS file names neither cuBLASLt nor bf16_gemm: not parsed for the index
     assert "3 files (2 parsed, 0 cached, 1 without calls of indexed functions)" in index["summary"]
     assert "1 call sites of them" in index["summary"]
@@ -125,6 +127,17 @@ def test_the_report_has_the_totals_and_a_row_per_file(fake_run):
     # the matmul that runs the heuristic's algo is one GEMM with its query (counted as the query)
     assert "| lt | `src/gemm_wrapper.cpp` | src | 30 | 0 | 2 | Lt 1 (0 mm / 1 heur / 0 desc) | " \
            "16/16 (100.0 %) |  | 0 E / 0 W | — | ok |" in md
+
+
+def test_parameters_of_functions_no_file_calls_are_entry_point_inputs(fake_run_alone):
+    """The wrapper's facts counted as if the index had seen no caller of bf16_gemm: its five caller
+    parameters are the inputs of an entry point (the run above has caller.cpp, so none are left)."""
+    run, _ = fake_run_alone
+    rc, out, err = run_cli("facts", FAKE_CORPUS / WRAPPER)
+    assert rc == 0, err
+    counted = measure.count_facts(json.loads(out), frozenset({"bf16_gemm"}))
+    assert counted["reasons"] == [{"library": "cublaslt", "category": measure.ENTRY_POINT, "count": 5}]
+    assert measure.count_facts(json.loads(out))["reasons"][0]["category"] == "caller parameter"
 
 
 def test_without_the_index_the_callers_values_are_unknown_by_reason(fake_run_alone):

@@ -137,8 +137,13 @@ def _objects_of(cfg: dict) -> dict[str, dict | None]:
     return out
 
 
-def count_facts(entries: list[dict]) -> dict:
-    """Counts over ``fusionlint facts`` JSON of one file (see the module doc for what a value is)."""
+ENTRY_POINT = "caller parameter: entry point, no caller in the corpus"
+
+
+def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset()) -> dict:
+    """Counts over ``fusionlint facts`` JSON of one file (see the module doc for what a value is).
+    ``entry_points``: names of the functions no file of the corpus calls (the project index), whose
+    parameters are the inputs of a library's entry point (sizes of tensors, flags of a model)."""
     kinds: Counter = Counter()
     gemms: set = set()
     cut: Counter = Counter()
@@ -157,6 +162,8 @@ def count_facts(entries: list[dict]) -> dict:
     def unknown_value(lib: str, reason: str, where: str) -> None:
         unknown[lib] += 1
         cat = classify(reason)
+        if cat == "caller parameter" and (m := _PARAM.match(reason)) and m.group(2)[:-2] in entry_points:
+            cat = ENTRY_POINT
         reasons[(lib, cat)] += 1
         key = (lib, cat, detail(reason))
         details[key] += 1
@@ -334,7 +341,7 @@ def measure_file(rel: str, *, flags: list[str], env: dict, python: str = sys.exe
             entries = json.loads(out) if out.strip() else []
             if not isinstance(entries, list):
                 raise ValueError("not a list")
-            row["facts"] = count_facts(entries)
+            row["facts"] = count_facts(entries, index.entry_points if index is not None else frozenset())
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             row["facts"] = None
             row["problems"].append(f"facts: no JSON ({type(exc).__name__}: {exc}); rc {rc}; "
@@ -719,9 +726,31 @@ class CorpusIndex:
         self.db = self.dir / "compile_commands.json"
         self.cache = self.dir / "cache"
         self.result: dict = {}
+        self.entry_points: frozenset[str] = frozenset()
 
     def flags(self) -> list[str]:
         return ["-p", str(self.db), "--cache-dir", str(self.cache)]
+
+    def _entry_points(self) -> frozenset[str]:
+        """The functions reaching cuBLASLt that the index saw no call of from another file (the
+        interpreter runs a call from the same file itself), by name."""
+        functions: dict[str, str] = {}
+        called: set[str] = set()
+        for manifest in (self.cache / "v1" / "index" / "projects").glob("*.json"):
+            try:
+                files = json.loads(manifest.read_text(encoding="utf-8")).get("files", {})
+            except (OSError, ValueError):
+                continue
+            for entry in files.values():
+                key = entry.get("key", "") if isinstance(entry, dict) else ""
+                try:
+                    record = json.loads((self.cache / "v1" / "index" / "files" / key[:2] / f"{key}.json")
+                                        .read_text(encoding="utf-8")).get("record", {})
+                except (OSError, ValueError):
+                    continue
+                functions.update({f["usr"]: f["name"] for f in record.get("functions", ()) if "usr" in f})
+                called.update(c.get("usr") for c in record.get("calls", ()))
+        return frozenset(name for usr, name in functions.items() if usr not in called)
 
     def copy_into(self, cache: Path) -> None:
         src = self.cache / "v1" / "index"
@@ -746,6 +775,8 @@ class CorpusIndex:
                        "rc": rc, "summary": lines[-1][len("fusionlint: index: "):] if lines else "",
                        "problems": [x for x in err.splitlines() if "not indexed" in x][:20],
                        "tracebacks": _tracebacks(out, err)}
+        self.entry_points = self._entry_points()
+        self.result["entry_points"] = len(self.entry_points)
         if rc is None:
             self.result["problems"].append(f"index: time limit ({timeout:.0f} s) reached")
         elif rc != 0:
