@@ -81,3 +81,23 @@ def test_the_pch_of_a_cutlass_file_keeps_the_bodies_device_checks_need(tmp_path)
     (g,) = extract_cutlass(units[1])
     assert _device_bodies(units[1])
     assert [d.message for d in g.diagnostics if d.kind == "static_assert"] == ["MMA_TILE_M must divide EPI_TILE_M"]
+
+
+def test_errors_in_cutlass_utilities_or_outside_the_include_trees_are_not_the_gemms():
+    """FL300's "any error inside a CUTLASS header" covers CUTLASS's include trees only: not the
+    utilities (cutlass/util: cuRAND fills libclang reads differently from nvcc, seen in CUTLASS's
+    examples 52, 53, 55), not a project's own headers below a folder named cutlass, not the main file."""
+    from types import SimpleNamespace
+
+    from fusionlint.frontend.cutlass import _kept_error
+
+    def at(name: str):
+        return SimpleNamespace(file=SimpleNamespace(name=name))
+
+    msg = "constructor for 'X' must explicitly initialize the member 'rng_state'"
+    assert _kept_error(msg, at("/w/.cutlass/include/cutlass/gemm/collective/sm90_mma.hpp"), True, "/w/a.cu")
+    assert not _kept_error(msg, at("/w/.cutlass/tools/util/include/cutlass/util/reference/device/tensor_fill.h"),
+                           True, "/w/a.cu")
+    assert not _kept_error(msg, at("/w/NVIDIA/cutlass/examples/55/mixed_dtype_utils.hpp"), True, "/w/a.cu")
+    assert not _kept_error(msg, at("/w/cutlass/include/cutlass/x.cu"), True, "/w/cutlass/include/cutlass/x.cu")
+    assert not _kept_error(msg, at("/w/.cutlass/include/cutlass/gemm/x.hpp"), False, "/w/a.cu")
