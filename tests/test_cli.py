@@ -69,7 +69,8 @@ def test_facts_on_mixed_directory(capsys) -> None:
         by_file.setdefault(Path(cfg["path"]).name, []).append(cfg)
     assert set(by_file) == {"syntax_error.cpp", "fp8_locals.cu", "bias_aux_epilogue.cpp", "batched_globals.cpp",
                             "helper_template.cpp", "raii_class.cpp", "struct_fields.cu", "runtime_unknowns.cpp",
-                            "descriptor_only.cpp", "struct_by_value.cpp"}
+                            "descriptor_only.cpp", "struct_by_value.cpp", "returns_in_branches.cpp",
+                            "structured_bindings.cpp"}
     assert "blob.h: skipped" in err
     fp8 = next(c for c in by_file["fp8_locals.cu"] if c["kind"] == "matmul")
     assert fp8["parameters"]["layout_A"]["TYPE"]["name"] == "CUDA_R_8F_E4M3"

@@ -100,6 +100,17 @@ def test_malformed_and_unknown_lines_are_counted_not_fatal():
     assert parse_fields("a=[b=[c=1] d=2] e") == {"a": {"b": {"c": "1"}, "d": "2"}, "": ["e"]}
 
 
+def _distinct(configs: list) -> list:
+    """The static configurations with the same content counted once, as a log's are (a log has no
+    source lines): probe_tflops's `launch` lambda repeats the program's matmul with the same objects
+    and values, once and then in its timing loop; in the log that is the same configuration."""
+    out: list = []
+    for c in configs:
+        if not any(k.kind == c.kind and not view_differences(c, k)[0] for k in out):
+            out.append(c)
+    return out
+
+
 def test_facts_from_each_log_equal_the_static_facts(static_facts):
     """Compared: every field of the matmul descriptor (compute and scale type, transposes, epilogue,
     bias/aux pointers present and their data types, aux ld, scale pointers present, scale modes,
@@ -112,7 +123,7 @@ def test_facts_from_each_log_equal_the_static_facts(static_facts):
     equal, skipped = 0, 0
     for stem, facts in static_facts.items():
         t = _traced(stem)
-        statics = [c for c in facts.configurations if c.kind in ("heuristic", "matmul")]
+        statics = _distinct([c for c in facts.configurations if c.kind in ("heuristic", "matmul")])
         traced = t.file_facts.configurations
         assert len(statics) == len(traced), stem
         bad = []
