@@ -105,6 +105,8 @@ def _one(decl: str) -> tuple[str, str, str, str] | None:
 def synthesize(text: str) -> tuple[str, list[tuple[int, int]]]:
     """``text`` with a function added after each explicit instantiation of a function template,
     and the (line, first column) of each added piece (1-based). Unchanged when there is none."""
+    if "template" not in text:
+        return text, []
     code = _blank(text)
     pieces: list[str] = []
     spans: list[tuple[int, int]] = []

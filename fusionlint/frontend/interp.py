@@ -419,7 +419,10 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         args = [self.eval(a) for a in arg_cursors]
         target = self._callee_definition(cursor)
         if target is None and this_key is not None and ref is not None and is_smart_pointer(ref.semantic_parent):
-            return self._smart_pointer(ref.spelling, this_key, args, origin)
+            if ref.spelling != "swap":
+                return self._smart_pointer(ref.spelling, this_key, args, origin)
+            self.invalidate(this_key, f"swap() of the smart pointer at line {origin.line}", origin)  # and its
+            # argument, passed by reference, below
         if target is None and ref is not None and self._watches(ref):
             self.handler.external_call(self, ref, cursor, args)  # type: ignore[attr-defined]
         if target is not None and self._steps < _MAX_STEPS:

@@ -41,8 +41,6 @@ class ObjectsMixin:
             return value
         if method in ("get", "operator->", "operator*"):
             return self.load(key, origin)
-        if method == "swap":
-            return Unknown("swap()", origin)
         self.invalidate(key, f"{method}() of the smart pointer at line {origin.line}", origin)
         return Unknown(f"result of {method}() at line {origin.line}", origin)
 
