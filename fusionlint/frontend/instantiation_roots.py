@@ -35,7 +35,6 @@ class InstantiationsMixin:
         return out
 
 
-
 def has_stand_in_arguments(fn: ci.Cursor) -> bool:
     """A function template specialization with a type argument that the partial-parse recovery
     declared: every unknown type is the same stand-in class there, so its ``std::is_same`` tests and
@@ -49,7 +48,6 @@ def has_stand_in_arguments(fn: ci.Cursor) -> bool:
         except (ValueError, AttributeError):
             continue
     return False
-
 
 
 def instantiation_label(fn: ci.Cursor) -> str:

@@ -171,23 +171,22 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             parent = f.semantic_parent
             if f.kind != K.FUNCTION_DECL and parent is not None and parent.kind in CONTAINER_KINDS - {K.NAMESPACE}:
                 this_key = ("this", parent.get_usr() or parent.spelling)
-            for context in (contexts or {}).get(f.get_usr(), ()) or (None,):
-                self._steps = 0
-                self.taken = []
-                self.context_via = list(context.via) if context is not None else []
-                self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
-            self.context_via = []
+            self._run_root(f, contexts, this_key)
         for site, target in instantiated:  # each explicit instantiation, as if its line called it
-            if only is not None and target.get_usr() not in only:
-                continue
+            if only is None or target.get_usr() in only:
+                self._run_root(target, contexts, first=(
+                    CallStep("explicit instantiation", instantiation_label(target), site),))
+
+    def _run_root(self, f: ci.Cursor, contexts: Mapping[str, Sequence[CallContext]] | None,
+                  this_key: Key | None = None, first: tuple[CallStep, ...] = ()) -> None:
+        """Run ``f`` once per call from another unit (its ``contexts``), else once without a caller;
+        ``first``: the steps every call chain starts with after that call's own."""
+        for context in (contexts or {}).get(f.get_usr(), ()) or (None,):
             self._steps = 0
             self.taken = []
-            self.context_via = [CallStep("explicit instantiation", instantiation_label(target), site)]
-            for context in (contexts or {}).get(target.get_usr(), ()) or (None,):
-                if context is not None:
-                    self.context_via = [*context.via, *self.context_via]
-                self.invoke(target, [], list(context.args) if context is not None else [])
-            self.context_via = []
+            self.context_via = [*(context.via if context is not None else ()), *first]
+            self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
+        self.context_via = []
 
     # ---- relevance ----------------------------------------------------------------------
     def relevant(self, fn: ci.Cursor) -> bool:
@@ -421,8 +420,9 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         if target is None and this_key is not None and ref is not None and is_smart_pointer(ref.semantic_parent):
             if ref.spelling != "swap":
                 return self._smart_pointer(ref.spelling, this_key, args, origin)
-            self.invalidate(this_key, f"swap() of the smart pointer at line {origin.line}", origin)  # and its
-            # argument, passed by reference, below
+            # both pointers change hands: this one is forgotten here, the argument (passed by
+            # reference) below
+            self.invalidate(this_key, f"swap() of the smart pointer at line {origin.line}", origin)
         if target is None and ref is not None and self._watches(ref):
             self.handler.external_call(self, ref, cursor, args)  # type: ignore[attr-defined]
         if target is not None and self._steps < _MAX_STEPS:
@@ -601,7 +601,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 decl.semantic_parent.kind in FUNCTION_KINDS and decl.storage_class != ci.StorageClass.STATIC:
             if not self.frames:
                 return ("local", 0, usr)
-            return ("local", (self._frame_of(decl) if self.frame.outer is not None else self.frame).id, usr)
+            return ("local", self._frame_of(decl).id, usr)
         return ("global", usr)
 
     def declare(self, decl: ci.Cursor) -> None:
@@ -734,7 +734,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 return None
             if ref.kind == K.PARM_DECL and self.frames:
                 pusr = ref.get_usr() or ref.spelling
-                frame = self._frame_of(ref) if self.frame.outer is not None else self.frame
+                frame = self._frame_of(ref)
                 if pusr in frame.aliases:
                     return frame.aliases[pusr]
                 return ("param", frame.id, pusr)
@@ -806,8 +806,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                     return Known(folded, origin, via="constant expression")
                 if not kids:
                     tokens = [t.spelling for t in cursor.get_tokens()]
-                    if len(tokens) == 1 and ("binding", self.frame.id if self.frames else 0, tokens[0]) in self.env:
-                        return self._binding_value(tokens[0], origin)
+                    if len(tokens) == 1 and (bound := self._binding(tokens[0])) is not None:
+                        return bound
                     return Unknown(f"`{' '.join(tokens)[:60]}` not typed by the parser (an error nearby?)", origin)
                 return self._temporary(cursor)
             inner = self.eval(kids[0])
@@ -902,7 +902,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             return Known(ref.enum_value, origin, via=ref.spelling, ctype=ref.type.spelling)
         if ref.kind == K.PARM_DECL and self.frames:
             pusr = ref.get_usr() or ref.spelling
-            frame = self._frame_of(ref) if self.frame.outer is not None else self.frame
+            frame = self._frame_of(ref)
             if pusr in frame.aliases:
                 return self.load(frame.aliases[pusr], origin)
             key = ("param", frame.id, pusr)
@@ -928,8 +928,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         folded = clangext.evaluate(cursor)
         if isinstance(folded, (int, float)):
             return Known(folded, origin, via=ref.spelling)
-        if ref.kind == K.UNEXPOSED_DECL and ("binding", self.frame.id if self.frames else 0, ref.spelling) in self.env:
-            return self._binding_value(ref.spelling, origin)
+        if ref.kind == K.UNEXPOSED_DECL and (bound := self._binding(ref.spelling)) is not None:
+            return bound
         return Unknown(f"{ref.spelling} ({ref.kind.name.lower()})", origin)
 
     def _initial_value(self, decl: ci.Cursor, origin: Loc | None) -> Value:

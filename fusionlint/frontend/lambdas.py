@@ -28,7 +28,6 @@ class LambdaMixin:
         value = self.eval(callee)
         return value if isinstance(value, Closure) and value.lambda_expr is not None else None
 
-
     def call_closure(self, closure: Closure, arg_cursors: list[ci.Cursor], args: list[Value], origin: Loc) -> Value:
         """Run a lambda's body with ``args``, its captures read in the frame it was made in."""
         if closure.lambda_expr is None:
@@ -42,7 +41,6 @@ class LambdaMixin:
             return self.invoke(closure.lambda_expr, arg_cursors, args, this_key=this_key, outer=closure.frame)
         finally:
             self.sites.pop()
-
 
     def _maybe_called(self, closure: Closure, reason: str, origin: Loc) -> None:
         """A lambda that a function without a body here receives: it may run, once or more, with
@@ -58,7 +56,6 @@ class LambdaMixin:
                 self.frame.done = frame_done
         self.env = merge_outcomes(before, [dict(self.env), before], reason, ())
 
-
     def _frame_of(self, decl: ci.Cursor) -> Frame:
         """The frame that holds ``decl``, a local or parameter: inside a lambda, one it captures
         belongs to the frame the lambda was made in."""
@@ -70,7 +67,6 @@ class LambdaMixin:
                 break
             frame = frame.outer
         return frame
-
 
     def _held_closure(self, ctor_call: ci.Cursor) -> Closure | None:
         """The lambda a library wrapper (``std::function``) is built from, if that is what it is."""

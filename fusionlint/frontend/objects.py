@@ -25,7 +25,6 @@ def is_smart_pointer(cls: ci.Cursor | None) -> bool:
     return parent is not None and parent.kind == K.NAMESPACE and parent.spelling == "std"
 
 
-
 class ObjectsMixin:
     """Smart pointers, structured bindings and constructor delegation."""
 
@@ -44,7 +43,6 @@ class ObjectsMixin:
         self.invalidate(key, f"{method}() of the smart pointer at line {origin.line}", origin)
         return Unknown(f"result of {method}() at line {origin.line}", origin)
 
-
     def _bindings(self, decl: ci.Cursor) -> None:
         """``auto [a, b] = expr;``: the names are parts of an object (a tensor's dimensions, a pair
         a call returned): runtime data here, each with where it comes from."""
@@ -57,20 +55,18 @@ class ObjectsMixin:
         origin = loc_of(decl)
         source = written(init[-1])
         for n in names:
-            self.store(("binding", self.frame.id if self.frames else 0, n.spelling),
+            self.store(self._binding_key(n.spelling),
                        Unknown(f"{n.spelling} is runtime data (a part of {source}, line {origin.line})"
                                if not isinstance(value, Known) else f"{n.spelling}: a part of {source}",
                                loc_of(n)))
 
+    def _binding_key(self, name: str) -> Key:
+        return ("binding", self.frame.id if self.frames else 0, name)
 
-    def _binding_value(self, name: str, origin: Loc) -> Value:
-        """A name of a structured binding of this frame (by name: in an expression libclang could
-        not type, the reference to it has no cursor of the binding)."""
-        key = ("binding", self.frame.id if self.frames else 0, name)
-        if key in self.env:
-            return self.env[key]
-        return Unknown(f"{name} is runtime data (a structured binding)", origin)
-
+    def _binding(self, name: str) -> Value | None:
+        """The value of a structured binding of this frame, by name (in an expression libclang
+        could not type, the reference to it has no cursor of the binding); None: no such binding."""
+        return self.env.get(self._binding_key(name))
 
     def _delegated(self, ctor: ci.Cursor, type_ref: ci.Cursor, init: ci.Cursor) -> None:
         """A constructor's delegation to another of its class, or its base class's construction:
