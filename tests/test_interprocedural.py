@@ -158,3 +158,22 @@ def test_overloads_called_from_instantiations_run_with_their_callers_values_only
     assert [c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] for c in configs] == [
         "CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_64F"]
     assert all(c["unknowns"] == [] and c["parameters"]["layout_A"]["ROWS"]["value"] == 64 for c in configs)
+
+
+def test_each_entry_point_is_expanded_over_its_own_choices_and_a_choice_that_does_not_matter_is_not_said():
+    path = HERE / "alternatives_per_function.cu"
+    found = _findings(path)
+    # bf16_gemm's `fast` is the sixth flag of the file: over the product of all six it stayed merged
+    assert [(f["code"], f["line"]) for f in found] == [("FL105", 43)]
+    # reached with `trans_a` true and false alike: only `fast` is said
+    assert found[0]["message"].endswith("(when `fast` is true (line 40))")
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    configs = json.loads(out)
+    per_function = {}
+    for c in configs:
+        per_function.setdefault(c["via"][0]["caller"], []).append(c)
+    # four runs per function (two flags each), every value known in each
+    assert {k: len(v) for k, v in per_function.items()} == {"half_gemm": 4, "float_gemm": 4, "bf16_gemm": 4}
+    for c in configs:
+        assert all("unknown" not in v for v in c["parameters"]["matmul_desc"].values()), c["parameters"]

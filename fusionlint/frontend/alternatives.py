@@ -7,9 +7,10 @@ function with such a configuration is run again once per combination of those ch
 (``Interpreter.decisions`` forces them), and every configuration of a run records the
 conditions it was reached under (``Configuration.when``). A configuration that comes out the
 same in every run is one configuration without a condition; the others say when they hold. At
-most ``MAX_CHOICES`` choices and ``MAX_RUNS`` runs per file: past that the remaining choices stay
-merged (their values unknown, counted as undecided). A value that is runtime data (a size from a
-tensor) is not a choice and stays unknown.
+most ``MAX_CHOICES`` choices and ``MAX_RUNS`` runs per root function (``MAX_FILE_RUNS`` per
+file): past that the remaining choices stay merged (their values unknown, counted as
+undecided). A value that is runtime data (a size from a tensor) is not a choice and stays
+unknown.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from fusionlint.model.values import Unknown, Value
 
 MAX_CHOICES = 5
 MAX_RUNS = 32
+MAX_FILE_RUNS = 256
 
 
 def _values(cfg: Configuration) -> Iterable[Value]:
@@ -51,20 +53,42 @@ def _signature(cfg: Configuration) -> str:
 def expand(configs: list[Configuration], interp: Interpreter, new_handler: Callable[[], object],
            contexts: Mapping[str, Sequence[CallContext]] | None = None) -> list[Configuration]:
     """``configs`` (from ``interp``'s run) with each configuration that depends on runtime choices
-    replaced by its alternatives."""
-    keys: list[str] = []
+    replaced by its alternatives. Each root function is expanded on its own, over the choices its
+    own configurations differ by (at most ``MAX_CHOICES`` of them, ``MAX_RUNS`` runs), so that a
+    file of many entry points spends its runs on each of them rather than on the product of all;
+    ``MAX_FILE_RUNS`` bounds the runs of the whole file."""
+    by_root: dict[str, list[Configuration]] = {}
     for cfg in configs:
+        by_root.setdefault(cfg.root, []).append(cfg)
+    out: list[Configuration] = []
+    left = MAX_FILE_RUNS
+    for root, group in by_root.items():
+        keys = _keys(group, interp)
+        if not keys or _runs(interp, keys) > left:
+            out += group
+            continue
+        left -= _runs(interp, keys)
+        out += _alternatives(root, keys, interp, new_handler, contexts)
+    return sorted(out, key=lambda c: (c.site.line, c.site.column, c.kind))
+
+
+def _keys(group: list[Configuration], interp: Interpreter) -> list[str]:
+    """The choices (at most ``MAX_CHOICES``, in source order, their product at most ``MAX_RUNS``
+    arms) that the root function's configurations are expanded over; [] when there are none."""
+    keys: list[str] = []
+    for cfg in group:
         keys += [k for k in choices_of(cfg) if k in interp.choices and k not in keys]
-    if not keys:
-        return configs
     keys.sort(key=lambda k: (interp.choices[k].loc.line, interp.choices[k].loc.column))
     keys = keys[:MAX_CHOICES]
     while len(keys) > 1 and _runs(interp, keys) > MAX_RUNS:
         keys.pop()
-    if _runs(interp, keys) > MAX_RUNS:
-        return configs
-    roots = {cfg.root for cfg in configs if set(choices_of(cfg)) & set(keys)}
-    out = [cfg for cfg in configs if cfg.root not in roots]
+    return keys if keys and _runs(interp, keys) <= MAX_RUNS else []
+
+
+def _alternatives(root: str, keys: list[str], interp: Interpreter, new_handler: Callable[[], object],
+                  contexts: Mapping[str, Sequence[CallContext]] | None) -> list[Configuration]:
+    """The root function run once per combination of ``keys``' arms: its configurations, each
+    saying under which conditions it holds (none when it comes out the same in every run)."""
     combos = list(itertools.product(*[range(len(interp.choices[k].arms)) for k in keys]))
     groups: dict[tuple[str, tuple[str, ...]], tuple[Configuration, set[int]]] = {}
     every: dict[str, set[int]] = {}
@@ -72,26 +96,27 @@ def expand(configs: list[Configuration], interp: Interpreter, new_handler: Calla
         handler = new_handler()
         run = Interpreter(interp.tu, interp.main_path, handler)  # type: ignore[arg-type]
         run.decisions = dict(zip(keys, combo))
-        run.run(contexts, only=roots)
+        run.run(contexts, only={root})
         for cfg in handler.finish():  # type: ignore[attr-defined]
             sig = _signature(cfg)
             every.setdefault(sig, set()).add(i)
             first = groups.setdefault((sig, cfg.when), (cfg, set()))
             first[1].add(i)
     n = len(combos)
+    out: list[Configuration] = []
     done: set[str] = set()
     for (sig, _), (cfg, runs) in groups.items():
         if len(every[sig]) == n:  # the same in every alternative: no condition
             if sig in done:
                 continue
             done.add(sig)
-            cfg.when, cfg.alternatives = (), 1
-            cfg.alternative_runs = frozenset(range(n))
+            cfg.when, cfg.when_arms, cfg.alternatives = (), (), 1
+            cfg.alternative_runs = frozenset((root, r) for r in range(n))
         else:
             cfg.alternatives = n
-            cfg.alternative_runs = frozenset(runs)
+            cfg.alternative_runs = frozenset((root, r) for r in runs)
         out.append(cfg)
-    return sorted(out, key=lambda c: (c.site.line, c.site.column, c.kind))
+    return out
 
 
 def _runs(interp: Interpreter, keys: list[str]) -> int:

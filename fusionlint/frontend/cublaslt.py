@@ -231,6 +231,7 @@ class CublasLtHandler:
         cfg.via = interp.call_chain()
         cfg.root = interp.root_usr()
         cfg.when = tuple(str(a) for a in interp.taken)
+        cfg.when_arms = tuple((a.choice.key, a.arm, len(a.choice.arms)) for a in interp.taken)
 
     def _config(self, kind: str, loc: Loc, site: Loc, function: str, named: dict[str, Value],
                 conditional: bool) -> Configuration:

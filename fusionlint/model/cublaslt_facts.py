@@ -192,8 +192,9 @@ class Configuration:
     # the runtime alternative this configuration is (see frontend/alternatives.py): the conditions
     # it holds under (as text), its index among the ``alternatives`` its root function was run as
     when: tuple[str, ...] = ()
+    when_arms: tuple[tuple[str, int, int], ...] = ()  # per condition of ``when``: (choice key, arm, arms)
     alternatives: int = 1
-    alternative_runs: frozenset = frozenset()  # the runs (of ``alternatives``) that gave it
+    alternative_runs: frozenset = frozenset()  # the runs that gave it: (root, index among ``alternatives``)
     root: str = ""  # USR of the function the interpreter started from (not printed)
 
     def to_dict(self) -> dict:

@@ -553,26 +553,64 @@ def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration])
     under which conditions it holds, unless it holds in every alternative."""
     if not of_alternative:
         return findings
-    runs: dict[tuple, set[int]] = {}
-    whens: dict[tuple, list[tuple[str, ...]]] = {}
-    total: dict[tuple, int] = {}
+    runs: dict[tuple, set[tuple[str, int]]] = {}  # finding -> the (root function, run) it was made in
+    whens: dict[tuple, list[Configuration]] = {}
+    total: dict[tuple, int] = {}  # finding -> the runs of the root functions it was made in
+    always: set[tuple] = set()  # findings also made on a configuration that holds in every run
     for f in findings:
         cfg = of_alternative.get(id(f))
-        if cfg is not None:
-            key = (f.code, f.path, f.line, f.column)
-            runs.setdefault(key, set()).update(cfg.alternative_runs)
-            if cfg.when not in whens.setdefault(key, []):
-                whens[key].append(cfg.when)
-            total[key] = cfg.alternatives
+        key = (f.code, f.path, f.line, f.column)
+        if cfg is None:
+            always.add(key)
+            continue
+        if cfg.root not in {root for root, _ in runs.get(key, ())}:
+            total[key] = total.get(key, 0) + cfg.alternatives
+        runs.setdefault(key, set()).update(cfg.alternative_runs)
+        whens.setdefault(key, []).append(cfg)
     out = []
     for f in findings:
         key = (f.code, f.path, f.line, f.column)
-        if id(f) in of_alternative and len(runs[key]) < total[key] and all(whens[key]):
-            conditions = [" and ".join(w) for w in whens[key]]
-            said = "; or when ".join(conditions[:3]) + ("; or in other cases" if len(conditions) > 3 else "")
-            f = replace(f, message=f"{f.message} (when {said})")
+        if id(f) in of_alternative and key not in always and len(runs[key]) < total[key] \
+                and all(c.when for c in whens[key]):
+            conditions = simplest_conditions(whens[key])
+            if conditions:
+                said = "; or when ".join(conditions[:3]) + ("; or in other cases" if len(conditions) > 3 else "")
+                f = replace(f, message=f"{f.message} (when {said})")
         out.append(f)
     return out
+
+
+def simplest_conditions(configs: list[Configuration]) -> list[str]:
+    """The conditions under which ``configs`` (alternatives a finding was made on) are reached, each
+    a conjunction, with every choice left out that does not matter: a choice whose every arm occurs
+    with the same other conditions ("`fast` is true and `trans` is true; or `fast` is true and
+    `trans` is false" is "`fast` is true"). [] when nothing is left (the finding always holds)."""
+    text: dict[tuple[str, int], str] = {}
+    arms: dict[str, int] = {}
+    order: dict[str, tuple[int, int]] = {}
+    rows: set[frozenset[tuple[str, int]]] = set()
+    for cfg in configs:
+        if len(cfg.when_arms) != len(cfg.when):  # made without the choices' keys: as written
+            return list(dict.fromkeys(" and ".join(c.when) for c in configs))
+        for i, ((k, a, n), t) in enumerate(zip(cfg.when_arms, cfg.when)):
+            text[k, a], arms[k] = t, n
+            order.setdefault(k, (len(order), i))
+        rows.add(frozenset((k, a) for k, a, _ in cfg.when_arms))
+    changed = True
+    while changed:
+        changed = False
+        for k in sorted(arms, key=order.__getitem__):
+            seen: dict[frozenset, set[int]] = {}
+            for r in rows:
+                seen.setdefault(frozenset(x for x in r if x[0] != k), set()).update(a for kk, a in r if kk == k)
+            new = {rest if len(seen[rest]) == arms[k] else r
+                   for r in rows for rest in [frozenset(x for x in r if x[0] != k)]}
+            new = {r for r in new if not any(o < r for o in new)}  # a more special conjunction adds nothing
+            if new != rows:
+                rows, changed = new, True
+    if frozenset() in rows:
+        return []
+    return sorted(" and ".join(text[x] for x in sorted(r, key=lambda x: order[x[0]])) for r in rows)
 
 
 def _configuration_related(cfg: Configuration, at: Loc) -> tuple[Related, ...]:
