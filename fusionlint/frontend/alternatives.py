@@ -26,6 +26,7 @@ from fusionlint.model.values import Unknown, Value
 MAX_CHOICES = 5
 MAX_RUNS = 32
 MAX_FILE_RUNS = 256
+ID_SPAN = 100_000  # object ids of one root function's runs: ID_SPAN * (its index + 1) + 1 on
 
 
 def _values(cfg: Configuration) -> Iterable[Value]:
@@ -50,25 +51,27 @@ def _signature(cfg: Configuration) -> str:
     return json.dumps(d, sort_keys=True, default=str)
 
 
-def expand(configs: list[Configuration], interp: Interpreter, new_handler: Callable[[], object],
+def expand(configs: list[Configuration], interp: Interpreter, new_handler: Callable[[int], object],
            contexts: Mapping[str, Sequence[CallContext]] | None = None) -> list[Configuration]:
     """``configs`` (from ``interp``'s run) with each configuration that depends on runtime choices
     replaced by its alternatives. Each root function is expanded on its own, over the choices its
     own configurations differ by (at most ``MAX_CHOICES`` of them, ``MAX_RUNS`` runs), so that a
     file of many entry points spends its runs on each of them rather than on the product of all;
-    ``MAX_FILE_RUNS`` bounds the runs of the whole file."""
+    ``MAX_FILE_RUNS`` bounds the runs of the whole file. ``new_handler(first_id)``: a handler for
+    one run, numbering its objects from ``first_id`` (the same in every run of one root function,
+    so that an object keeps its id across alternatives; apart from the other root functions')."""
     by_root: dict[str, list[Configuration]] = {}
     for cfg in configs:
         by_root.setdefault(cfg.root, []).append(cfg)
     out: list[Configuration] = []
     left = MAX_FILE_RUNS
-    for root, group in by_root.items():
+    for j, (root, group) in enumerate(by_root.items()):
         keys = _keys(group, interp)
         if not keys or _runs(interp, keys) > left:
             out += group
             continue
         left -= _runs(interp, keys)
-        out += _alternatives(root, keys, interp, new_handler, contexts)
+        out += _alternatives(root, keys, interp, lambda j=j: new_handler(ID_SPAN * (j + 1) + 1), contexts)
     return sorted(out, key=lambda c: (c.site.line, c.site.column, c.kind))
 
 

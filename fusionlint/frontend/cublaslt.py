@@ -73,9 +73,10 @@ HEURISTIC_ARGS = ["handle", "desc", "Adesc", "Bdesc", "Cdesc", "Ddesc", "prefere
 
 
 class CublasLtHandler:
-    def __init__(self, model: ApiModel, main_path: str):
+    def __init__(self, model: ApiModel, main_path: str, first_id: int = 1):
         self.model = model
         self.main_path = main_path
+        self.first_id = first_id  # the id of the first object made (the runs of alternatives number theirs apart)
         self.objects: dict[int, ApiObject] = {}
         self.storage: dict[tuple, int] = {}  # Init'd opaque storage key -> object id
         self.sets: list[AttrSet] = []
@@ -123,7 +124,7 @@ class CublasLtHandler:
         if len(args) <= spec.out_param:
             return
         out = args[spec.out_param]
-        obj = ApiObject(id=len(self.objects) + 1, kind=spec.kind,
+        obj = ApiObject(id=self.first_id + len(self.objects), kind=spec.kind,
                         name=_text(arg_cursors[spec.out_param]).lstrip("&") if arg_cursors else "?",
                         created_at=interp.user_site(loc, *args[1:]), create_function=name,
                         conditional_create=interp.cond_depth > 0)
@@ -374,7 +375,8 @@ def extract(unit: ParsedUnit, text: str | None = None, model: ApiModel | None = 
         interp.run(contexts)
     configs = handler.finish()
     if interp is not None:
-        configs = alternatives.expand(configs, interp, lambda: CublasLtHandler(model, main_path), contexts)
+        configs = alternatives.expand(configs, interp, lambda first_id: CublasLtHandler(model, main_path, first_id),
+                                      contexts)
     errors = unit.main_file_errors()
     for cfg in configs:
         fn_lines = (cfg.site.line - 200, cfg.site.line)
