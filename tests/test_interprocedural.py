@@ -177,3 +177,18 @@ def test_each_entry_point_is_expanded_over_its_own_choices_and_a_choice_that_doe
     assert {k: len(v) for k, v in per_function.items()} == {"half_gemm": 4, "float_gemm": 4, "bf16_gemm": 4}
     for c in configs:
         assert all("unknown" not in v for v in c["parameters"]["matmul_desc"].values()), c["parameters"]
+
+
+def test_a_path_that_throws_does_not_go_on_and_a_parameter_is_one_choice_in_every_function():
+    path = HERE / "dead_ends.cpp"
+    found = _findings(path)
+    # only gemm_unchecked() reaches FP16 accumulation with an FP32 output; gemm() throws first
+    # (its `fp16_accum && out_fp32` and run()'s `fp16_accum ? ...` are the same two choices)
+    assert [(f["code"], f["line"]) for f in found] == [("FL127", 22)]
+    vias = [r["message"] for r in found[0]["related"] if r["message"].startswith("via ")]
+    assert vias == ["via gemm_unchecked() -> run(...)"]
+    assert found[0]["message"].endswith("(when `fp16_accum` is true (line 9) and `out_fp32` is true (line 11))")
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    gemm = [c for c in json.loads(out) if c["kind"] == "heuristic" and c["via"][0]["caller"] == "gemm"]
+    assert len(gemm) == 3  # four alternatives, one of which throws

@@ -71,7 +71,7 @@ def test_the_stand_in_declares_no_cublaslt_or_cutlass_name() -> None:
     declared = header.text.replace("#include <cublasLt.h>", "")
     assert "namespace cutlass" not in declared and "struct cutlass" not in declared
     assert "cublas" not in declared.lower().replace("fusionlint", "")
-    assert "namespace at" in declared and "using Tensor = ::fusionlint_partial::any;" in declared
+    assert "namespace at" in declared and "struct Tensor : ::fusionlint_partial::any { using any::any; };" in declared
 
 
 def test_only_a_file_with_missing_headers_and_errors_gets_the_recovery_parse(monkeypatch, tmp_path: Path) -> None:
@@ -97,15 +97,39 @@ def test_only_a_file_with_missing_headers_and_errors_gets_the_recovery_parse(mon
     assert not unit.main_file_errors()  # every name the missing header declared, stood in
 
 
-def test_instantiations_with_types_the_recovery_declared_are_not_guessed() -> None:
-    """stand_in_dtypes.cpp: at::Half and at::BFloat16 come from a missing header; their explicit
-    instantiations are not run (both types are the one stand-in class, so std::is_same would pick
-    the Half branch for BFloat16 too); the float one is, and so is the template's pattern."""
+def test_instantiations_with_types_the_recovery_declared_run_each_its_own_branch() -> None:
+    """stand_in_dtypes.cpp: at::Half and at::BFloat16 come from a missing header; the recovery
+    declares each as a class of its own, so each explicit instantiation runs its own
+    ``if constexpr (std::is_same_v<...>)`` branch (with one shared stand-in class, BFloat16 took
+    the Half branch: a false FL105 on PyTorch's CUDABlas.cpp)."""
     configs = _facts(PARTIAL / "stand_in_dtypes.cpp")
-    vias = [[v["callee"] for v in c.get("via") or []] for c in configs]
-    assert vias.count(["lt_gemm<float>"]) == 1 and all("fusionlint_partial" not in str(v) for v in vias)
-    (inst,) = [c for c in configs if c.get("via")]
-    assert inst["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] == "CUBLAS_COMPUTE_32F"
-    (pattern,) = [c for c in configs if not c.get("via")]
-    assert pattern["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["unknown"].startswith(
-        "set differently on paths through the branch at line 16")
+    got = {tuple(v["callee"] for v in c.get("via") or []): (
+        c["parameters"]["layout_A"]["TYPE"]["name"], c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"])
+        for c in configs}
+    assert got == {("lt_gemm<float>",): ("CUDA_R_32F", "CUBLAS_COMPUTE_32F"),
+                   ("lt_gemm<at::Half>",): ("CUDA_R_16F", "CUBLAS_COMPUTE_16F"),
+                   ("lt_gemm<at::BFloat16>",): ("CUDA_R_16BF", "CUBLAS_COMPUTE_32F")}
+    rc, out, err = run_cli("--no-cache", "--output-format", "json", PARTIAL / "stand_in_dtypes.cpp")
+    assert rc == 0 and json.loads(out) == [], out
+
+
+def test_a_check_macro_from_a_missing_header_with_a_false_condition_ends_the_path() -> None:
+    """check_macro_dead_end.cpp (PyTorch's gemm_and_bias<at::Half, float>): TORCH_CHECK(false, ...)
+    under `if (flag)` throws, so FP16 accumulation with an FP32 output is never configured; the
+    later `prop->major >= 7 && flag` is decided operand by operand, `flag` as the same choice.
+    Before, FL127 was reported on PyTorch's CUDABlas.cpp for that unreachable alternative."""
+    path = PARTIAL / "check_macro_dead_end.cpp"
+    rc, out, err = run_cli("--no-cache", "--output-format", "json", path)
+    assert rc == 0 and json.loads(out) == [], out
+    got = sorted((c["via"][0]["callee"], tuple(c["when"]), c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"])
+                 for c in _facts(path) if c["kind"] == "matmul")
+    flag15 = "`at::globalContext().allowFP16AccumulationCuBLAS()` is {} (line 15)"
+    flag24 = "`at::globalContext().allowFP16AccumulationCuBLAS()` is {} (line 24)"
+    major = "`prop->major >= 7` is {} (line 24)"
+    assert got == sorted([
+        ("gemm_and_bias<at::Half, float>", (flag15.format("false"), major.format("true")), "CUBLAS_COMPUTE_32F"),
+        ("gemm_and_bias<at::Half, float>", (flag15.format("false"), major.format("false")), "CUBLAS_COMPUTE_32F"),
+        ("gemm_and_bias<at::Half, at::Half>", (major.format("true"), flag24.format("true")), "CUBLAS_COMPUTE_16F"),
+        ("gemm_and_bias<at::Half, at::Half>", (major.format("true"), flag24.format("false")), "CUBLAS_COMPUTE_32F"),
+        ("gemm_and_bias<at::Half, at::Half>", (major.format("false"),), "CUBLAS_COMPUTE_32F"),
+    ])

@@ -430,3 +430,38 @@ def test_a_row_the_driver_died_on_is_not_a_measured_failure(tmp_path):
 
     got = runner.Checkpoint(cp).wrap(fixed)(lines)
     assert asked == lines[1:] and got == toy_measure(lines)
+
+
+def test_a_row_measured_at_a_base_another_stage_rejects_decides_nothing(tmp_path: Path) -> None:
+    """The sweep measured CUBLASLT_EPILOGUE_BGRADB's bias-pointer rows at the base TRANSB=N, which
+    BGRADB itself rejects (the epilogue stage), so every such row failed and FL127 flagged apex's
+    gemm_bgradb_lt with TRANSB=T, which works on the H200 (kernels_ref/evidence/h200-bgrad-transposes.txt).
+    Such a row now decides nothing; TRANSB=N is still an error (the YAML rule), and the table's
+    verdicts on the 8,000 H200 joint-check configurations still agree, but for 3 missed failures."""
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path))
+
+    def check(name: str) -> list[dict]:
+        r = subprocess.run([sys.executable, "-m", "fusionlint.cli", "--no-cache", "--no-system-headers",
+                            "--output-format", "json", str(SUPPORT / name)], capture_output=True, text=True,
+                           cwd=ROOT, env=env, timeout=300)
+        assert r.returncode in (0, 1), r.stderr
+        return json.loads(r.stdout)
+
+    assert check("bgradb_transb_t.cpp") == []
+    assert [f["code"] for f in check("bgradb_transb_n.cpp") if f["severity"] == "error"] == ["FL114"]
+    table = SupportTable.load(BUNDLED)
+    assert table.verdict({"a_type": "CUDA_R_16F", "b_type": "CUDA_R_16F", "c_type": "CUDA_R_16F",
+                          "d_type": "CUDA_R_16F", "compute_type": "CUBLAS_COMPUTE_32F", "scale_type": "CUDA_R_32F",
+                          "transa": "CUBLAS_OP_N", "transb": "CUBLAS_OP_T", "epilogue": "CUBLASLT_EPILOGUE_BGRADB",
+                          "bias_pointer": True}).supported is not False
+    agree = total = 0
+    for record in ("h200-cublaslt-13.1.0-joint-check.json", "h200-cublaslt-13.1.0-joint-check-seed16.json.gz"):
+        raw = (ROOT / "kernels_ref" / "evidence" / record).read_bytes()
+        data = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+        for c in data["configs"]:
+            works = c["measured"] == "ok"
+            predicted = table.verdict(c["config"]).supported is not False
+            assert predicted or not works, c  # never a failure where the H200 measured success
+            agree += predicted == works
+            total += 1
+    assert total == 8000 and agree >= 7997

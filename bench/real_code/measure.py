@@ -19,7 +19,10 @@ What is counted as a value:
   ``parameters`` field of ``fusionlint facts`` whose source is a create argument or a
   ``SetAttribute`` call (documented defaults, never written, are not counted), once per object
   and attribute (the heuristic query and the matmul of one GEMM share their objects); plus each
-  ``SetAttribute`` call whose attribute id itself did not resolve (an unknown value).
+  ``SetAttribute`` call whose attribute id itself did not resolve (an unknown value). They are
+  also counted in two kinds: extents (``SIZE_ATTRIBUTES``: rows, columns, leading dimensions,
+  strides, workspace bytes), which in a library come from each call's tensors, and the rest
+  (types, operations, epilogues, orders, whether a pointer is set), the choices rules judge.
 - CUTLASS: every template argument fusionlint reports for a GEMM (the ``params`` of its
   mainloop, epilogue, kernel or 2.x GEMM, defaults included), once per part and argument.
 
@@ -138,6 +141,12 @@ def _objects_of(cfg: dict) -> dict[str, dict | None]:
 
 
 ENTRY_POINT = "caller parameter: entry point, no caller in the corpus"
+# cuBLASLt values that are extents (shapes, leading dimensions, strides, byte counts): in a library
+# they come from the tensors of each call, i.e. run-time data; the rest are the choices a rule
+# judges (types, operations, epilogues, orders, whether a pointer is set)
+SIZE_ATTRIBUTES = frozenset({"ROWS", "COLS", "LD", "BATCH_COUNT", "STRIDED_BATCH_OFFSET", "PLANE_OFFSET",
+                             "EPILOGUE_AUX_LD", "EPILOGUE_AUX_BATCH_STRIDE", "BIAS_BATCH_STRIDE",
+                             "MAX_WORKSPACE_BYTES", "SM_COUNT_TARGET"})
 
 
 def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset()) -> dict:
@@ -151,6 +160,7 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
     seen: set = set()
     resolved = {"cublaslt": 0, "cutlass": 0}
     unknown = {"cublaslt": 0, "cutlass": 0}
+    by_kind = {"size": [0, 0], "choice": [0, 0]}  # cuBLASLt values: [resolved, unknown] per kind
     reasons: Counter = Counter()  # (library, category) -> n
     details: Counter = Counter()  # (library, category, detail) -> n
     unknown_where: dict = {}  # (library, category, detail) -> first "line field" seen
@@ -206,11 +216,14 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
                 if key in seen:
                     continue
                 seen.add(key)
+                kind = by_kind["size" if name in SIZE_ATTRIBUTES else "choice"]
                 if "unknown" in v:
                     at = (v.get("at") or v.get("origin") or {}).get("line", e.get("line"))
                     unknown_value("cublaslt", str(v["unknown"]), f"line {at} {part}.{name}")
+                    kind[1] += 1
                 else:
                     resolved["cublaslt"] += 1
+                    kind[0] += 1
         for obj in objs.values():
             for s in (obj or {}).get("sets") or ():
                 if s.get("attribute"):
@@ -223,12 +236,13 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
                 line = (s.get("site") or {}).get("line")
                 unknown_value("cublaslt", f"attribute id: {av.get('unknown', 'not an attribute')}",
                               f"line {line} {s.get('function')}")
+                by_kind["choice"][1] += 1
     return {
         "cublaslt": {"matmul": kinds.get("matmul", 0), "heuristic": kinds.get("heuristic", 0),
                      "descriptor": kinds.get("descriptor", 0), "gemms": len(gemms)},
         "cutlass": {"gemms": sum(cut.values()), "kinds": dict(cut), "modes": dict(cut_modes),
                     "diagnostics": diagnostics},
-        "resolved": resolved, "unknown": unknown,
+        "resolved": resolved, "unknown": unknown, "cublaslt_by_kind": by_kind,
         "reasons": [{"library": lib, "category": cat, "count": n} for (lib, cat), n in reasons.most_common()],
         "details": [{"library": lib, "category": cat, "detail": d, "count": n, "first": unknown_where[(lib, cat, d)]}
                     for (lib, cat, d), n in details.most_common()],
@@ -519,6 +533,7 @@ def totals(rows: list[dict]) -> dict:
     t = {"files": len(rows), "with_sites": 0, "with_configs": 0, "sites_without_configs": [], "lt_gemms": 0,
          "lt_matmul": 0, "lt_heuristic": 0, "lt_descriptor": 0, "cutlass_gemms": 0,
          "resolved": Counter(), "unknown": Counter(), "reasons": Counter(), "errors": 0, "warnings": 0,
+         "lt_kinds": {"size": [0, 0], "choice": [0, 0]},
          "codes": Counter(), "fl000": 0, "tracebacks": 0, "problems": 0, "timed_out": 0, "undecided": 0,
          "facts_seconds": 0.0, "check_seconds": 0.0, "seconds": 0.0, "slowest": None}
     for r in rows:
@@ -537,6 +552,9 @@ def totals(rows: list[dict]) -> dict:
             t["cutlass_gemms"] += f["cutlass"]["gemms"]
             t["resolved"].update(f["resolved"])
             t["unknown"].update(f["unknown"])
+            for kind, (r_, u_) in (f.get("cublaslt_by_kind") or {}).items():
+                t["lt_kinds"][kind][0] += r_
+                t["lt_kinds"][kind][1] += u_
             for x in f["reasons"]:
                 t["reasons"][(x["library"], x["category"])] += x["count"]
         c = r.get("check")
@@ -565,6 +583,8 @@ MODES = {"source": "source mode (no CUTLASS headers: CUTLASS GEMMs read from the
 def _totals_lines(t: dict) -> list[str]:
     lt_r, lt_u = t["resolved"]["cublaslt"], t["unknown"]["cublaslt"]
     ct_r, ct_u = t["resolved"]["cutlass"], t["unknown"]["cutlass"]
+    kinds = t.get("lt_kinds") or {}
+    ch, sz = kinds.get("choice", [0, 0]), kinds.get("size", [0, 0])
     slow = t["slowest"]
     return [
         f"- files measured: {t['files']}; with a GEMM site in their text: {t['with_sites']}; of those, yielding "
@@ -574,6 +594,9 @@ def _totals_lines(t: dict) -> list[str]:
         f"- cuBLASLt: {t['lt_gemms']} GEMMs ({t['lt_matmul']} matmul calls, {t['lt_heuristic']} heuristic queries, "
         f"{t['lt_descriptor']} descriptors without either); CUTLASS: {t['cutlass_gemms']} GEMMs",
         f"- **cuBLASLt attribute values resolved: {lt_r} of {lt_r + lt_u} ({_pct(lt_r, lt_r + lt_u)})**",
+        f"  - of them types, operations, epilogues, orders and pointers: {ch[0]} of {sum(ch)} ({_pct(ch[0], sum(ch))}); "
+        f"extents (rows, columns, leading dimensions, strides, workspace bytes): {sz[0]} of {sum(sz)} "
+        f"({_pct(sz[0], sum(sz))})",
         f"- **CUTLASS template arguments resolved: {ct_r} of {ct_r + ct_u} ({_pct(ct_r, ct_r + ct_u)})**",
         f"- all values resolved: {lt_r + ct_r} of {lt_r + lt_u + ct_r + ct_u} "
         f"({_pct(lt_r + ct_r, lt_r + lt_u + ct_r + ct_u)})",

@@ -5,6 +5,7 @@ name the choice (``Unknown.choices``); forced (``Interpreter.decisions``, set by
 The ``switch`` statement is read here in both cases."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import clang.cindex as ci
@@ -14,6 +15,7 @@ from fusionlint.frontend.cursors import expr_children, loc_of, strip, written
 from fusionlint.model.values import Key, Known, Loc, Unknown, Value, same
 
 K = ci.CursorKind
+_PARAMETER = re.compile(r"^\w+ is a parameter of .*its value comes from the caller$")
 _ABSENT = object()
 
 
@@ -97,6 +99,10 @@ class ChoiceMixin:
         text = written(c) or c.spelling or "?"
         fn = (self.frames[-1].function.get_usr() or self.frames[-1].function.spelling) if self.frames else ""
         key = f"{fn}|{text}|{'|'.join(arms) if len(arms) != 2 else ''}"
+        if c.kind == K.DECL_REF_EXPR:  # a variable holding a root function's parameter: one choice wherever it is read
+            v = self.eval(c)
+            if isinstance(v, Unknown) and v.origin is not None and _PARAMETER.search(v.reason):
+                key = f"parameter|{v.origin.path}:{v.origin.line}:{v.origin.column}|{'|'.join(arms) if len(arms) != 2 else ''}"
         choice = self.choices.get(key) or Choice(key, text, loc_of(c), arms)
         return choice, negated
 
@@ -111,6 +117,45 @@ class ChoiceMixin:
         if not any(a.choice.key == choice.key for a in self.taken):
             self.taken.append(Assumption(choice, arm))
         return (1 - arm if negated else arm), choice
+
+    def _decide_condition(self, cond: ci.Cursor) -> tuple[int | None, tuple[str, ...]]:
+        """A two-way condition's forced alternative (0: true, 1: false, None: not forced) and the
+        choices it depends on. ``a && b`` and ``a || b`` are decided operand by operand, each its own
+        choice, so that ``if (flag)`` and a later ``if (other && flag)`` agree on ``flag``; an
+        operand with a call into the file's own code is not read twice, and the whole condition is
+        then one choice."""
+        c = strip(cond)
+        while c.kind == K.CALL_EXPR and c.spelling == "operator bool":  # a stand-in's test: obj.operator bool()
+            member = next((k for k in c.get_children() if k.kind == K.MEMBER_REF_EXPR), None)
+            obj = next(iter(member.get_children()), None) if member is not None else None
+            if obj is None:
+                break
+            c = strip(obj)
+        op, kids = "", []
+        if clangext.kind(c) == K.BINARY_OPERATOR:
+            op = clangext.binary_operator(c)
+            kids = expr_children(c) if op in ("&&", "||") else []
+        elif c.kind == K.CALL_EXPR and c.spelling in ("operator&&", "operator||"):  # on stand-in types
+            op, kids = c.spelling[len("operator"):], list(c.get_arguments())
+        if len(kids) == 2 and not any(_calls_defined_code(k) for k in kids):
+            keys: tuple[str, ...] = ()
+            sides: list[bool | None] = []
+            for k in kids:
+                v = self.eval(k)
+                if isinstance(v, Known):
+                    side = bool(v.value)
+                else:
+                    arm, more = self._decide_condition(k)
+                    keys += tuple(x for x in more if x not in keys)
+                    side = None if arm is None else arm == 0
+                if side is (op == "||"):  # false && ..., true || ...: decided by this operand
+                    return (0 if side else 1), keys
+                sides.append(side)
+            if None in sides:
+                return None, keys
+            return (0 if (all(sides) if op == "&&" else any(sides)) else 1), keys
+        arm, choice = self._decide(cond)
+        return arm, (choice.key,)
 
     def _exec_switch(self, stmt: ci.Cursor) -> None:
         """A ``switch``: with a known value (or a forced choice) only the case it selects runs, up to
@@ -199,10 +244,31 @@ class ChoiceMixin:
                 self.env = dict(before)
                 self._run_case(stmts, start)
                 frame.done = saved_done
+                if frame.dead:  # the case throws (or never returns): its state does not go on
+                    frame.dead = False
+                    continue
                 outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
         if not has_default:
             outcomes.append(before)
+        if not outcomes:  # every case ends here
+            self.env, frame.dead, frame.done = before, True, True
+            return
         self.env = merge_outcomes(before, outcomes, f"switch at line {stmt.location.line}",
                                   (choice.key,) if choice is not None else ())
+
+
+def _calls_defined_code(c: ci.Cursor) -> bool:
+    """An expression that calls a function defined in the translation unit (evaluating it again
+    would run that function again) or assigns."""
+    if c.kind == K.CALL_EXPR:
+        ref = c.referenced
+        if ref is not None and ref.get_definition() is not None:
+            return True
+    if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and clangext.binary_operator(c).endswith("=") \
+            and clangext.binary_operator(c) not in ("==", "!=", "<=", ">="):
+        return True
+    if c.kind == K.UNARY_OPERATOR and any(t.spelling in ("++", "--") for t in c.get_tokens()):
+        return True
+    return any(_calls_defined_code(k) for k in c.get_children())

@@ -74,5 +74,29 @@ def written(cursor: ci.Cursor) -> str:
 def is_stand_in_type(t: ci.Type) -> bool:
     """A type the partial-parse recovery declared (frontend/recovery.py) for a header found
     nowhere: its size and layout say nothing about the real one."""
+    canonical = t.get_canonical()
+    return "fusionlint_partial" in canonical.spelling or _derives_from_stand_in(canonical.get_declaration())
+
+
+def is_shared_stand_in_type(t: ci.Type) -> bool:
+    """The one permissive class itself (an unknown template's alias of it, or a type written through
+    it): unlike the recovery's class of its own per unknown type, it stands for every type at once."""
     return "fusionlint_partial" in t.get_canonical().spelling
+
+
+_STAND_IN_CLASSES: dict[str, bool] = {}
+
+
+def _derives_from_stand_in(decl: ci.Cursor) -> bool:
+    """A class the recovery declared: it derives from ``fusionlint_partial::any``."""
+    if decl is None or decl.kind not in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL):
+        return False
+    usr = decl.get_usr() or ""
+    known = _STAND_IN_CLASSES.get(usr)
+    if known is None:
+        known = any(c.kind == ci.CursorKind.CXX_BASE_SPECIFIER and "fusionlint_partial" in c.type.get_canonical().spelling
+                    for c in decl.get_children())
+        if usr:
+            _STAND_IN_CLASSES[usr] = known
+    return known
 

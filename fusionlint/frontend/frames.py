@@ -22,6 +22,7 @@ class Frame:
     returned: Value | None = None
     branch_returns: list[Value] = field(default_factory=list)  # values returned inside undecided branches
     done: bool = False
+    dead: bool = False  # the path ended in a throw or a call that never returns (done too): merged out
     cond_base: int = 0  # branch depth at entry: a return at this depth ends the call
     returned_key: Key | None = None  # storage of a returned local object (for member copies)
     from_caller: dict[str, str] = field(default_factory=dict)  # param usr -> name, for params no caller gave

@@ -5,7 +5,7 @@ from __future__ import annotations
 import clang.cindex as ci
 
 from fusionlint.frontend import explicit_instantiations
-from fusionlint.frontend.cursors import function_label, is_stand_in_type, loc_of
+from fusionlint.frontend.cursors import function_label, is_shared_stand_in_type, loc_of
 from fusionlint.model.values import Loc
 
 K = ci.CursorKind
@@ -36,14 +36,15 @@ class InstantiationsMixin:
 
 
 def has_stand_in_arguments(fn: ci.Cursor) -> bool:
-    """A function template specialization with a type argument that the partial-parse recovery
-    declared: every unknown type is the same stand-in class there, so its ``std::is_same`` tests and
-    traits would answer for a type that is not the real one."""
+    """A function template specialization with a type argument that is the partial-parse recovery's
+    one permissive class (an unknown template's specialization, ``c10::complex<float>``): it stands
+    for every type there, so its ``std::is_same`` tests and traits would answer for a type that is
+    not the real one. A named unknown type (``at::Half``) is a class of its own and is run."""
     n = fn.get_num_template_arguments()
     for i in range(max(n, 0)):
         try:
             if fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE and \
-                    is_stand_in_type(fn.get_template_argument_type(i)):
+                    is_shared_stand_in_type(fn.get_template_argument_type(i)):
                 return True
         except (ValueError, AttributeError):
             continue

@@ -26,6 +26,7 @@ from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modu
     strip,
     written,
 )
+from fusionlint.frontend.dead_ends import never_returns
 from fusionlint.frontend.frames import Closure, Frame
 from fusionlint.frontend.instantiation_roots import InstantiationsMixin, has_stand_in_arguments, instantiation_label
 from fusionlint.frontend.lambdas import LambdaMixin
@@ -519,6 +520,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             return
         elif kind.is_expression() or kind == K.CALL_EXPR:
             self.eval(stmt)
+            if self.frames and never_returns(stmt, self.eval):
+                self.frame.dead = self.frame.done = True
 
     def _frame_cond_base(self) -> int:
         return self.frame.cond_base
@@ -541,14 +544,14 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         if _is_if_constexpr(stmt):  # decided by types in a template's pattern: no runtime choice
             self._branches([then_, else_], reason=f"branch at line {stmt.location.line}")
             return
-        arm, choice = self._decide(rest[0])
+        arm, keys = self._decide_condition(rest[0])
         if arm is not None:
             chosen = then_ if arm == 0 else else_
             if chosen is not None:
                 self.exec(chosen)
             return
         self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}",
-                       choices=(choice.key, *getattr(cond, "choices", ())))
+                       choices=(*keys, *getattr(cond, "choices", ())))
 
     def _exec_loop(self, stmt: ci.Cursor) -> None:
         kids = list(clangext.children(stmt))
@@ -578,20 +581,28 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         self.cond_depth += 1
         try:
             if sequential:
+                dead = False
                 for b in branches:
-                    if b is not None:
+                    if b is not None and not dead:
                         self.exec(b)
-                        frame.done = saved_done
-                outcomes = [dict(self.env), before]
+                        dead = frame.dead
+                        frame.done, frame.dead = saved_done, False
+                outcomes = [before] if dead else [dict(self.env), before]
             else:
                 for b in branches:
                     self.env = dict(before)
                     if b is not None:
                         self.exec(b)
                         frame.done = saved_done
+                    if frame.dead:  # a path that throws (or never returns) does not go on
+                        frame.dead = False
+                        continue
                     outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
+        if not outcomes:  # every path ends here
+            self.env, frame.dead, frame.done = before, True, True
+            return
         self.env = merge_outcomes(before, outcomes, reason, choices)
 
     # ---- declarations and assignment ---------------------------------------------------------
@@ -845,7 +856,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             cond = self.eval(kids[0])
             if isinstance(cond, Known):
                 return self.eval(kids[1] if cond.value else kids[2])
-            arm, choice = self._decide(kids[0])
+            arm, keys = self._decide_condition(kids[0])
             if arm is not None:
                 return self.eval(kids[1] if arm == 0 else kids[2])
             before = dict(self.env)
@@ -853,7 +864,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             b = self.eval(kids[2])
             self.env.update({k: v for k, v in before.items() if k not in self.env})
             return a if same(a, b) else Unknown(f"depends on the condition at line {origin.line}", origin,
-                                                choices=(choice.key, *getattr(cond, "choices", ())))
+                                                choices=(*keys, *getattr(cond, "choices", ())))
         if kind == K.CXX_UNARY_EXPR:
             return self._sizeof(cursor, origin)
         if kind == K.ARRAY_SUBSCRIPT_EXPR:

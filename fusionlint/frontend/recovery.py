@@ -11,8 +11,8 @@ cuBLASLt calls included, is lost.
 file and the text of the files they are in, a permissive header of declarations (never
 definitions, nothing executed) for the unknown names: namespaces; one permissive class
 (``fusionlint_partial::any``: constructible from anything, convertible to anything, callable,
-with every member name the file uses after ``.`` or ``->``) that every unknown type is an alias
-of; function templates for unknown functions; variadic macros for unknown ALL_CAPS macro calls;
+with every member name the file uses after ``.`` or ``->``) that every unknown type derives from,
+each unknown type a class of its own; function templates for unknown functions; variadic macros for unknown ALL_CAPS macro calls;
 the standard headers of unknown ``std::`` names. Names of cuBLASLt, the CUDA runtime, CUTLASS and
 CuTe, and every word fusionlint's own stand-in headers declare, are never declared here: they come
 from the real headers or fusionlint's model of them. ``parse.parse_file`` puts the text in the
@@ -188,7 +188,10 @@ class _Writer:
         if "template" in node.uses:
             return [f"{indent}template <class... T> using {name} = {ANY};"]
         if "type" in node.uses:
-            return [f"{indent}using {name} = {ANY};"]
+            # a class of its own (not an alias of the one permissive class), so that two unknown
+            # types stay two types: std::is_same<at::Half, at::BFloat16> is false, overloads on them
+            # are two functions, and an instantiation for each runs its own branch
+            return [f"{indent}struct {name} : {ANY} {{ using any::any; }};"]
         if "function" in node.uses:
             return [f"{indent}template <class... T, class... A> {static}{ANY} {name}(A&&...);",
                     f"{indent}template <class... T, class E, class... A> {static}{ANY} {name}("

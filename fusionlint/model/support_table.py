@@ -94,6 +94,7 @@ class SupportTable:
             raise TableError(f"{origin or 'support table'}: malformed ({type(exc).__name__}: {exc})") from None
         self._index = {f: {v: i for i, v in enumerate(dom)} for f, dom in self.fields.items()}
         self._ok_char = ALPHABET[self.statuses.index(OK)]
+        self._base_only: dict[tuple, str] = {}  # _fails_at_base_only, memoised
         # rows the sweep could not decide (the driver died, or its answer was unreadable) count as
         # possibly supported: FL127 never reports a failure it did not measure. (The 2 Dec 2026
         # H200 table's "driver died" rows are such: its driver did not flush each answer, so a
@@ -275,12 +276,63 @@ class SupportTable:
                 for r, c in zip(radix, combo):
                     i = i * r + c
                 ch = rows[i]
-                if ch == self._ok_char or ch in self._open_chars:
+                if ch == self._ok_char or ch in self._open_chars or self._confounded(t, stage, combo, cands, ch):
                     break
                 seen = seen or ch
             else:
                 return Verdict(False, self._status(seen) if seen else "", stage.name)
         return None
+
+    def _confounded(self, t: int, stage: Stage, combo: tuple[int, ...], cands: dict[str, list[int]],
+                    status: str) -> bool:
+        """Whether the row of ``stage`` at ``combo`` was measured at a configuration another stage
+        rejects for the base values of its own fields, values this configuration does not have: the
+        sweep held every other field at the base, and with ``combo``'s values of the fields the two
+        stages share, the other stage fails at its base values (with the row's own status ``status``:
+        a row that failed otherwise failed for a reason of its own) but accepts others. Then the
+        row's failure may be the base's, not ``combo``'s, and it decides nothing here.
+        (CUBLASLT_EPILOGUE_BGRADB with a bias pointer was measured at the base TRANSB=N, which
+        BGRADB rejects; it works with TRANSB=T: kernels_ref/evidence/h200-bgrad-transposes.txt.)"""
+        value = dict(zip(stage.fields, combo))
+        for other in self.stages:
+            shared = set(other.fields) & value.keys()
+            if other is stage or not shared:
+                continue
+            rest = [f for f in other.fields if f not in shared]
+            base = {f: self._index[f].get(self.base.get(f)) for f in rest}
+            if not rest or None in base.values() or all(cands[f] == [base[f]] for f in rest):
+                continue  # no field of its own, or this configuration is at the base of them
+            rows = other.rows.get(t)
+            if rows is not None and self._fails_at_base_only(t, other, rows, value, base) == status:
+                return True
+        return False
+
+    def _fails_at_base_only(self, t: int, other: Stage, rows: str, value: dict[str, int],
+                            base: dict[str, int]) -> str:
+        """The status character ``other`` gives at ``value`` (its shared fields) and the base values
+        of its own fields, when it fails there and accepts some other values of its own; else ""."""
+        key = (t, other.name, tuple(value.get(f, -1) for f in other.fields))
+        known = self._base_only.get(key)
+        if known is None:
+            def row(vals: dict[str, int]) -> str:
+                i = 0
+                for f in other.fields:
+                    i = i * len(self.fields[f]) + vals[f]
+                return rows[i]
+
+            shared = {f: value[f] for f in other.fields if f in value}
+            at_base = row({**shared, **base})
+            known = ""
+            if at_base != self._ok_char and at_base not in self._open_chars:
+                domains = [range(len(self.fields[f])) for f in base]
+                for n, combo in enumerate(itertools.product(*domains)):
+                    if n >= MAX_COMPLETIONS:
+                        break
+                    if row({**shared, **dict(zip(base, combo))}) == self._ok_char:
+                        known = at_base
+                        break
+            self._base_only[key] = known
+        return known
 
     def _status(self, ch: str) -> str:
         return self.statuses[ALPHABET.index(ch)]
