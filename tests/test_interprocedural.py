@@ -192,3 +192,14 @@ def test_a_path_that_throws_does_not_go_on_and_a_parameter_is_one_choice_in_ever
     assert rc == 0, err
     gemm = [c for c in json.loads(out) if c["kind"] == "heuristic" and c["via"][0]["caller"] == "gemm"]
     assert len(gemm) == 3  # four alternatives, one of which throws
+
+
+def test_an_attribute_set_on_the_path_to_the_call_is_known_there_and_one_set_off_it_is_not():
+    rc, out, err = run_cli("facts", HERE / "loop_body_gemm.cpp")
+    assert rc == 0, err
+    (matmul,) = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    md = matmul["parameters"]["matmul_desc"]
+    # set in the loop body, as the call is: known (it read "set conditionally" before)
+    assert (md["TRANSA"]["name"], md["EPILOGUE"]["name"]) == ("CUBLAS_OP_T", "CUBLASLT_EPILOGUE_RELU")
+    # set under `if (use_bias)` before the loop: on some paths to the call only
+    assert md["BIAS_POINTER"]["unknown"] == "set conditionally at line 12"

@@ -238,10 +238,12 @@ class ChoiceMixin:
         frame = self.frame
         saved_done = frame.done
         outcomes: list[dict[Key, Value]] = []
+        arms = self.arm_path
         self.cond_depth += 1
         try:
             for start in starts:
                 self.env = dict(before)
+                self._enter_arm(arms)
                 self._run_case(stmts, start)
                 frame.done = saved_done
                 if frame.dead:  # the case throws (or never returns): its state does not go on
@@ -250,6 +252,7 @@ class ChoiceMixin:
                 outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
+            self.arm_path = arms
         if not has_default:
             outcomes.append(before)
         if not outcomes:  # every case ends here

@@ -179,7 +179,8 @@ class CublasLtHandler:
                          attribute=spec.name if spec else None, attribute_value=attr_v, value=value,
                          size=args[3], buffer=_text(arg_cursors[2]) if len(arg_cursors) > 2 else "",
                          buffer_type=buffer_type, loc=loc, site=site,
-                         conditional=interp.cond_depth > 0, value_name=value_name, buffer_size=buffer_size,
+                         conditional=interp.cond_depth > 0, arm_path=interp.arm_path, value_name=value_name,
+                         buffer_size=buffer_size,
                          attribute_at=at[0] if at else None, buffer_at=at[1] if at else None,
                          size_at=at[2] if at else None)
         self.sets.append(record)
@@ -231,6 +232,7 @@ class CublasLtHandler:
         started from, and the runtime choices forced on the way (when alternatives are enumerated)."""
         cfg.via = interp.call_chain()
         cfg.root = interp.root_usr()
+        cfg.arm_path = interp.arm_path
         cfg.when = tuple(str(a) for a in interp.taken)
         cfg.when_arms = tuple((a.choice.key, a.arm, len(a.choice.arms)) for a in interp.taken)
 
@@ -261,8 +263,11 @@ class CublasLtHandler:
             self._resolve(cfg)
         return sorted(configs, key=lambda c: (c.site.line, c.site.column, c.kind))
 
-    def effective_fields(self, obj: ApiObject) -> dict[str, Field]:
-        """Create arguments, then documented defaults, then each set in program order."""
+    def effective_fields(self, obj: ApiObject, arm_path: tuple[int, ...] | None = None) -> dict[str, Field]:
+        """Create arguments, then documented defaults, then each set in program order. ``arm_path``:
+        the undecided branches' arms the GEMM call was reached in; a set run inside an undecided
+        branch is conditional unless it lies on that path (the same loop body or branch arm as the
+        call, or one enclosing it)."""
         fields: dict[str, Field] = {}
         for fname, v in obj.create_args.items():
             fields[fname] = Field(v, "create", obj.created_at, self._enum_name(CREATE_ENUMS.get(fname), v),
@@ -280,9 +285,11 @@ class CublasLtHandler:
             if s.attribute is None:
                 continue
             fname = s.attribute[len(prefix):] if s.attribute.startswith(prefix) else s.attribute
-            new = Field(s.value, "set", s.site, s.value_name, s.conditional, s.buffer_type, s.buffer_at)
+            on_path = arm_path is not None and s.arm_path == arm_path[:len(s.arm_path)]
+            conditional = s.conditional and not on_path
+            new = Field(s.value, "set", s.site, s.value_name, conditional, s.buffer_type, s.buffer_at)
             old = fields.get(fname)
-            if s.conditional and not (old is not None and _same_known(old.value, s.value)):
+            if conditional and not (old is not None and _same_known(old.value, s.value)):
                 new = Field(Unknown(f"set conditionally at line {s.site.line}", s.site), "set", s.site,
                             None, True, arg_at=s.buffer_at)
             fields[fname] = new
@@ -302,7 +309,7 @@ class CublasLtHandler:
                 if cfg.kind != "descriptor" and (part != "preference" or cfg.heuristic_loc is not None):
                     cfg.unknowns.append(f"{part}: the object did not resolve")
                 continue
-            fields = self.effective_fields(obj)
+            fields = self.effective_fields(obj, cfg.arm_path if cfg.kind != "descriptor" else None)
             cfg.effective[part] = fields
             for fname, f in fields.items():
                 if isinstance(f.value, Unknown):

@@ -95,6 +95,10 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         self.env: dict[Key, Value] = {}
         self.frames: list[Frame] = []
         self.cond_depth = 0
+        # the arms of undecided branches this point of the run is inside, outermost first (each arm
+        # run has its own number): an attribute set on the path to a GEMM is not conditional there
+        self.arm_path: tuple[int, ...] = ()
+        self._arms = 0
         self._frame_ids = 0
         self._steps = 0
         self._relevant: dict[str, bool] = {}
@@ -526,6 +530,12 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
     def _frame_cond_base(self) -> int:
         return self.frame.cond_base
 
+    def _enter_arm(self, base: tuple[int, ...]) -> None:
+        """Start running one arm of an undecided branch (a case, a loop body, a maybe-called lambda)
+        inside the arms ``base``."""
+        self._arms += 1
+        self.arm_path = (*base, self._arms)
+
     def _exec_if(self, stmt: ci.Cursor) -> None:
         kids = list(clangext.children(stmt))
         decls = [k for k in kids if k.kind in (K.VAR_DECL, K.DECL_STMT)]
@@ -578,12 +588,14 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         outcomes: list[dict[Key, Value]] = []
         frame = self.frame
         saved_done = frame.done
+        arms = self.arm_path
         self.cond_depth += 1
         try:
             if sequential:
                 dead = False
                 for b in branches:
                     if b is not None and not dead:
+                        self._enter_arm(arms)
                         self.exec(b)
                         dead = frame.dead
                         frame.done, frame.dead = saved_done, False
@@ -592,6 +604,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 for b in branches:
                     self.env = dict(before)
                     if b is not None:
+                        self._enter_arm(arms)
                         self.exec(b)
                         frame.done = saved_done
                     if frame.dead:  # a path that throws (or never returns) does not go on
@@ -600,6 +613,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                     outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
+            self.arm_path = arms
         if not outcomes:  # every path ends here
             self.env, frame.dead, frame.done = before, True, True
             return
@@ -1010,11 +1024,14 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             if isinstance(lhs, Known):
                 rhs = self.eval(rhs_c)
             else:
+                arms = self.arm_path
                 self.cond_depth += 1
+                self._enter_arm(arms)
                 try:
                     rhs = self.eval(rhs_c)
                 finally:
                     self.cond_depth -= 1
+                    self.arm_path = arms
             if isinstance(rhs, Known) and isinstance(lhs, Known):
                 return Known(int(bool(rhs.value)), origin)
             return Unknown(f"logical {op} of non-constants", origin)

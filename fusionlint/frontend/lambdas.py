@@ -47,11 +47,14 @@ class LambdaMixin:
         arguments not known here (its writes merge as those of a branch)."""
         before = dict(self.env)
         frame_done = self.frame.done if self.frames else False
+        arms = self.arm_path
         self.cond_depth += 1
+        self._enter_arm(arms)
         try:
             self.call_closure(closure, [], [], origin)
         finally:
             self.cond_depth -= 1
+            self.arm_path = arms
             if self.frames:
                 self.frame.done = frame_done
         self.env = merge_outcomes(before, [dict(self.env), before], reason, ())

@@ -62,6 +62,7 @@ class AttrSet:
     attribute_at: Loc | None = None
     buffer_at: Loc | None = None
     size_at: Loc | None = None
+    arm_path: tuple[int, ...] = ()  # the undecided branches' arms it was run in (Interpreter.arm_path)
 
     def to_dict(self) -> dict:
         d = {
@@ -196,6 +197,7 @@ class Configuration:
     alternatives: int = 1
     alternative_runs: frozenset = frozenset()  # the runs that gave it: (root, index among ``alternatives``)
     root: str = ""  # USR of the function the interpreter started from (not printed)
+    arm_path: tuple[int, ...] = ()  # the undecided branches' arms its call was run in (not printed)
 
     def to_dict(self) -> dict:
         def obj(o: ApiObject | None) -> dict | None:
