@@ -84,19 +84,21 @@ def is_shared_stand_in_type(t: ci.Type) -> bool:
     return "fusionlint_partial" in t.get_canonical().spelling
 
 
-_STAND_IN_CLASSES: dict[str, bool] = {}
+_STAND_IN_CLASSES: dict[tuple[str, str], bool] = {}  # (file declaring it, USR) -> derives from the stand-in
 
 
 def _derives_from_stand_in(decl: ci.Cursor) -> bool:
-    """A class the recovery declared: it derives from ``fusionlint_partial::any``."""
+    """A class the recovery declared: it derives from ``fusionlint_partial::any``. Memoised per file
+    and USR: ``at::Half`` is the recovery's class where ATen is missing and the real one elsewhere."""
     if decl is None or decl.kind not in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL):
         return False
-    usr = decl.get_usr() or ""
-    known = _STAND_IN_CLASSES.get(usr)
+    where = decl.location.file
+    key = (where.name if where is not None else "", decl.get_usr() or "")
+    known = _STAND_IN_CLASSES.get(key)
     if known is None:
         known = any(c.kind == ci.CursorKind.CXX_BASE_SPECIFIER and "fusionlint_partial" in c.type.get_canonical().spelling
                     for c in decl.get_children())
-        if usr:
-            _STAND_IN_CLASSES[usr] = known
+        if key[1]:
+            _STAND_IN_CLASSES[key] = known
     return known
 
