@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
 
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
 from fusionlint.frontend.cursors import strip
 from fusionlint.model.values import Known, Value
+from fusionlint.sourcetext import line_text
 
 K = ci.CursorKind
 
@@ -72,17 +72,5 @@ def _word_at(loc: ci.SourceLocation) -> str:
     a call a macro expanded to)."""
     if loc.file is None:
         return ""
-    lines = _lines(loc.file.name)
-    if not 0 < loc.line <= len(lines):
-        return ""
-    m = _WORD.match(lines[loc.line - 1], max(loc.column - 1, 0))
+    m = _WORD.match(line_text(loc.file.name, loc.line), max(loc.column - 1, 0))
     return m.group(0) if m else ""
-
-
-@lru_cache(maxsize=64)
-def _lines(path: str) -> tuple[str, ...]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return tuple(f.read().splitlines())
-    except OSError:
-        return ()
