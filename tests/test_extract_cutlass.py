@@ -413,7 +413,8 @@ def gemms_instantiated(path: str) -> tuple:
 
 # values the two modes may legitimately differ on: what only the compiler knows, and cute types
 # spelled through alias templates in the source
-ONLY_INSTANTIATED = {"mainloop.carveout_bytes", "mainloop.tiled_mma"}
+# the epilogue's SharedStorage size, and what the builder chose with it (an automatic stage count)
+ONLY_INSTANTIATED = {"mainloop.carveout_bytes", "mainloop.tiled_mma", "mainloop.stages"}
 SPELLED_DIFFERENTLY = {"mainloop.smem_layout_atom_a", "mainloop.smem_layout_atom_b"}  # cute alias templates
 
 
@@ -448,6 +449,9 @@ def test_instantiated_mode_reads_the_specializations():
     assert g.mode == "instantiated"
     assert g.mainloop.carveout_bytes.value > 0  # sizeof(CollectiveEpilogue::SharedStorage)
     assert g.built["mainloop.stages"] >= 2
+    # StageCountAutoCarveout: the stage count is the builder's, read from its CollectiveOp
+    assert g.mainloop.stage_count_kind.value == "auto_carveout"
+    assert g.mainloop.stages.value == g.built["mainloop.stages"] and "chosen by the collective builder" in g.mainloop.stages.via
     assert g.built["mainloop.dispatch_policy"].startswith("cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized")
     large, small = sorted(gemms_instantiated(str(EXTRACT / "config_struct_wrapper.cu")), key=lambda g: g.context)
     # reachable from 'using GemmLarge = gemm_wrapper<ConfigLarge>::Gemm;'; libclang does not show the

@@ -117,7 +117,10 @@ def test_the_index_is_reused_and_matches_callers_to_the_definition_by_usr(proj):
     assert set(reaches) == {"compute", "scale", "m", "n", "k"} and "layout_A.COLS" in reaches["m"]
     contexts, key = index.contexts_for(proj / "gemm.cu")
     assert len(contexts[run_gemm["usr"]]) == 2 and key
-    assert index.contexts_for(proj / "main.cpp") == ({}, "")  # main() is called from nowhere
+    # main() is called from nowhere: an entry point of the project, run once without a caller
+    from fusionlint.model.call_context import OUTSIDE
+    entry, key = index.contexts_for(proj / "main.cpp")
+    assert entry == {"c:@F@main#": [OUTSIDE]} and key
 
 
 def test_a_sample_called_inside_a_lambda_of_a_test_bench_gets_the_benchs_values(tmp_path):

@@ -219,8 +219,10 @@ def test_count_facts_cutlass_and_unresolved_attribute_ids():
     ("sizeof: CollectiveEpilogue::SharedStorage is a member of the CUTLASS epilogue, only known with the CUTLASS "
      "headers", "CUTLASS headers needed"),
     ("'foo' did not resolve (parse error?)", "parse failure"),
-    ("dereference of an unknown pointer", "run-time data"),
-    ("A0 is runtime data (a part of inputA->flat_2d_dims(), line 325)", "run-time data"),
+    # without the facts' ``runtime`` (fusionlint did not say which run-time data it is)
+    ("dereference of an unknown pointer", "other expression (array element, dereference, operator)"),
+    ("A0 is runtime data (a part of inputA->flat_2d_dims(), line 325)",
+     "other expression (array element, dereference, operator)"),
     ("`A0` not typed by the parser (an error nearby?)", "parse failure"),
     ("kFoo is not declared in this file", "not visible (other TU, undeclared)"),
     ("something new", "other"),
@@ -334,3 +336,22 @@ def test_the_real_corpus_when_fetched():
     measured = [f for f in man["files"] if f["measure"]]
     with_sites = [f for f in measured if measure.gemm_sites(fetch.corpus_path(corpus, f).read_text(errors="replace"))]
     assert len(with_sites) >= 25  # the others are callers (main.cpp) or instantiate a GEMM written in a header
+
+
+def test_unknowns_the_facts_call_run_time_data_are_counted_by_what_that_data_is(tmp_path):
+    """fixtures/interprocedural/entry_point with its project index: linear_forward's sizes come from a
+    tensor, its other parameters are an entry point's input, its bias is set in a loop over them."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    proj = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "interprocedural" / "entry_point", proj)
+    rc, _, err = run_cli("index", "-p", proj / "compile_commands.json", "-j", "2")
+    assert rc == 0, err
+    rc, out, err = run_cli("facts", proj / "linear.cu")
+    assert rc == 0, err
+    cats = {x["category"]: x["count"] for x in measure.count_facts(json.loads(out))["reasons"]}
+    # counted once per layout object (C and D are one): batch and in_features (input.size(0),
+    # input.size(1)) in 6 fields; out_features in 3, and transpose
+    assert cats == {measure.RUNTIME_OBJECT: 6, measure.RUNTIME_INPUT: 4, measure.RUNTIME_BRANCH: 1}, cats

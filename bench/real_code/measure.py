@@ -100,10 +100,26 @@ CATEGORIES = (  # (category, pattern); the first that matches
         r"not declared in this file|has no known value here|declared without a value|has no initializer|extern",
         re.I)),
     ("parse failure", re.compile(r"parse error|did not resolve|not evaluated|malformed|not typed by the parser", re.I)),
-    ("run-time data", re.compile(
+    ("other expression (array element, dereference, operator)", re.compile(
         r"dereference|array element|non-constant|of non-constants|unanalysed|not the address|"
         r"initializer list|operator|is runtime data", re.I)),
 )
+
+# An unknown value whose facts say which run-time data it is (``runtime``: fusionlint's
+# ``Unknown.runtime``), by what that data is
+RUNTIME = "run-time data: "
+RUNTIME_INPUT = RUNTIME + "input of an entry point (no file of the project calls it)"
+RUNTIME_BRANCH = RUNTIME + "a branch or loop on run-time data"
+RUNTIME_OBJECT = RUNTIME + "computed from a tensor, pointer or other run-time object"
+
+
+def classify_runtime(runtime: str) -> str:
+    """The category of an unknown value that is run-time data (its facts' ``runtime`` phrase)."""
+    if runtime.startswith("the condition "):
+        return RUNTIME_BRANCH
+    if "which no file of the project calls" in runtime:
+        return RUNTIME_INPUT
+    return RUNTIME_OBJECT
 
 
 def classify(reason: str) -> str:
@@ -169,10 +185,12 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
     missing_headers: set = set()
     headers: dict = {}
 
-    def unknown_value(lib: str, reason: str, where: str) -> None:
+    def unknown_value(lib: str, reason: str, where: str, runtime: str = "") -> None:
         unknown[lib] += 1
-        cat = classify(reason)
-        if cat == "caller parameter" and (m := _PARAM.match(reason)) and m.group(2)[:-2] in entry_points:
+        cat = classify_runtime(runtime) if runtime else classify(reason)
+        if runtime:
+            reason = f"{reason} (run-time data: {runtime})"
+        elif cat == "caller parameter" and (m := _PARAM.match(reason)) and m.group(2)[:-2] in entry_points:
             cat = ENTRY_POINT
         reasons[(lib, cat)] += 1
         key = (lib, cat, detail(reason))
@@ -219,7 +237,7 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
                 kind = by_kind["size" if name in SIZE_ATTRIBUTES else "choice"]
                 if "unknown" in v:
                     at = (v.get("at") or v.get("origin") or {}).get("line", e.get("line"))
-                    unknown_value("cublaslt", str(v["unknown"]), f"line {at} {part}.{name}")
+                    unknown_value("cublaslt", str(v["unknown"]), f"line {at} {part}.{name}", str(v.get("runtime") or ""))
                     kind[1] += 1
                 else:
                     resolved["cublaslt"] += 1
@@ -586,6 +604,8 @@ def _totals_lines(t: dict) -> list[str]:
     kinds = t.get("lt_kinds") or {}
     ch, sz = kinds.get("choice", [0, 0]), kinds.get("size", [0, 0])
     slow = t["slowest"]
+    rt_lt, rt_ct = (sum(n for (lib, cat), n in t["reasons"].items() if lib == which and cat.startswith(RUNTIME))
+                    for which in ("cublaslt", "cutlass"))
     return [
         f"- files measured: {t['files']}; with a GEMM site in their text: {t['with_sites']}; of those, yielding "
         f"configurations: {t['with_configs']}; GEMM site but no configuration: {len(t['sites_without_configs'])}"
@@ -600,6 +620,9 @@ def _totals_lines(t: dict) -> list[str]:
         f"- **CUTLASS template arguments resolved: {ct_r} of {ct_r + ct_u} ({_pct(ct_r, ct_r + ct_u)})**",
         f"- all values resolved: {lt_r + ct_r} of {lt_r + lt_u + ct_r + ct_u} "
         f"({_pct(lt_r + ct_r, lt_r + lt_u + ct_r + ct_u)})",
+        f"- unknown values whose facts name the run-time data they are: {rt_lt + rt_ct} of {lt_u + ct_u} "
+        f"({_pct(rt_lt + rt_ct, lt_u + ct_u)}; cuBLASLt {rt_lt} of {lt_u}, CUTLASS {rt_ct} of {ct_u}); "
+        "the other unknowns' reasons are in the table below",
         f"- findings: {t['errors']} errors, {t['warnings']} warnings"
         + (f" ({', '.join(f'{k}×{v}' for k, v in sorted(t['codes'].items()))})" if t["codes"] else "")
         + f"; FL000: {t['fl000']}; tracebacks: {t['tracebacks']}; files over the time limit: {t['timed_out']}; "

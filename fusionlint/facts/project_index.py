@@ -10,6 +10,9 @@ to know about it, from one parse.
   ``CallContext``: the chain of calls that led there (ending with the call itself) and the
   arguments as the interpreter evaluated them at that point (a known value keeps where it was
   written, in this file).
+- ``roots``: the functions the interpreter starts from (no function of the unit calls them), each
+  with its USR and, for a template's specialization, its template's: one that no unit's ``calls``
+  name is an entry point of the project, whose parameters are input from outside it.
 
 Callers and definitions are matched by USR, which for a function declared in a header and
 defined in another file is the same in every translation unit of one run (the same headers: the
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from fusionlint.frontend import clangext
 from fusionlint.frontend.cublaslt import CublasLtHandler
 from fusionlint.frontend.interp import FUNCTION_KINDS, Interpreter, function_label, loc_of
 from fusionlint.frontend.parse import is_virtual
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
     from fusionlint.frontend.parse import ParsedUnit
     from fusionlint.model.cublaslt_api import ApiModel
 
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
 
 K = ci.CursorKind
 
@@ -65,6 +69,7 @@ class IndexHandler(CublasLtHandler):
     def __init__(self, model: ApiModel, main_path: str) -> None:
         super().__init__(model, main_path)
         self.external: list[tuple[str, CallContext]] = []  # (callee USR, the call)
+        self.external_templates: list[str] = []  # the templates of the specializations called
 
     def watches_external(self, ref: ci.Cursor) -> bool:
         if ref.kind not in FUNCTION_KINDS or ref.kind == K.DESTRUCTOR or self.is_api(ref.spelling):
@@ -78,6 +83,9 @@ class IndexHandler(CublasLtHandler):
         caller = function_label(interp.frames[-1].function) if interp.frames else ""
         step = CallStep(caller, function_label(ref), loc_of(call))
         self.external.append((ref.get_usr(), CallContext((*interp.call_chain(), step), tuple(args))))
+        pattern = clangext.specialized_template(ref)
+        if pattern is not None and pattern.get_usr():  # a template's specialization: its template too
+            self.external_templates.append(pattern.get_usr())
 
 
 def _reached(unknown: Unknown) -> tuple[str, str] | None:
@@ -123,7 +131,13 @@ def index_unit(unit: ParsedUnit, model: ApiModel) -> dict:
             "configurations": counts.get(label, 0),
         })
     calls = [{"usr": usr, "context": context_to_json(ctx)} for usr, ctx in handler.external]
-    return {"format": RECORD_FORMAT, "path": main_path, "functions": out_functions, "calls": calls}
+    roots = []
+    for f in dict.fromkeys(interp.roots):
+        pattern = clangext.specialized_template(f)
+        roots.append({"usr": f.get_usr(), "label": function_label(f),
+                      **({"template": pattern.get_usr()} if pattern is not None and pattern.get_usr() else {})})
+    return {"format": RECORD_FORMAT, "path": main_path, "functions": out_functions, "calls": calls,
+            "roots": roots, "called_templates": sorted(set(handler.external_templates))}
 
 
 def record_summary(record: dict) -> tuple[int, int]:

@@ -12,7 +12,7 @@ import clang.cindex as ci
 
 from fusionlint.frontend import clangext
 from fusionlint.frontend.cursors import expr_children, loc_of, strip, written
-from fusionlint.model.values import Key, Known, Loc, Unknown, Value, same
+from fusionlint.model.values import Key, Known, Loc, Unknown, Value, runtime_of, same
 
 K = ci.CursorKind
 _PARAMETER = re.compile(r"^\w+ is a parameter of .*its value comes from the caller$")
@@ -59,10 +59,11 @@ def covers_enum(cond: ci.Cursor, labels: list[Value]) -> bool:
 
 
 def merge_outcomes(before: dict[Key, Value], outcomes: list[dict[Key, Value]], reason: str,
-                   choices: tuple[str, ...] = ()) -> dict[Key, Value]:
+                   choices: tuple[str, ...] = (), runtime: str = "") -> dict[Key, Value]:
     """The state after alternatives run from ``before``: a value that differs between the
     ``outcomes`` becomes Unknown ("set differently on paths through the REASON"), naming the runtime
-    ``choices`` that decide between them. Every outcome starts as a copy of ``before`` and the
+    ``choices`` that decide between them (``runtime``: the run-time data the choice is made on, when
+    it is known to be some: see ``condition_runtime``). Every outcome starts as a copy of ``before`` and the
     interpreter never removes a key, so a key whose value is the very object it was before in
     every outcome stays as it is; only the others are compared."""
     merged: dict[Key, Value] = dict(before)
@@ -75,8 +76,15 @@ def merge_outcomes(before: dict[Key, Value], outcomes: list[dict[Key, Value]], r
         else:
             known = next((v for v in vals if v is not None), None)
             merged[key] = Unknown(f"set differently on paths through the {reason}", getattr(known, "origin", None),
-                                  choices=choices)
+                                  choices=choices, runtime=runtime)
     return merged
+
+
+def condition_runtime(text: str, line: int, value: Value | None) -> str:
+    """The run-time data a branch is decided on: its condition ``text`` (written at ``line``), when
+    the condition's ``value`` is known to be run-time data; else ""."""
+    why = runtime_of(value)
+    return f"the condition `{text}` at line {line}, on {why}" if why else ""
 
 
 class ChoiceMixin:
@@ -137,7 +145,7 @@ class ChoiceMixin:
             kids = expr_children(c) if op in ("&&", "||") else []
         elif c.kind == K.CALL_EXPR and c.spelling in ("operator&&", "operator||"):  # on stand-in types
             op, kids = c.spelling[len("operator"):], list(c.get_arguments())
-        if len(kids) == 2 and not any(_calls_defined_code(k) for k in kids):
+        if len(kids) == 2 and not any(calls_defined_code(k) for k in kids):
             keys: tuple[str, ...] = ()
             sides: list[bool | None] = []
             for k in kids:
@@ -205,7 +213,8 @@ class ChoiceMixin:
             if chosen < len(arms):
                 self._run_case(stmts, arms[chosen][2])
             return
-        self._branches_of_cases(stmts, [i for _, _, i in arms], has_default, stmt, choice)
+        self._branches_of_cases(stmts, [i for _, _, i in arms], has_default, stmt, choice,
+                                condition_runtime(written(cond_c) or "?", stmt.location.line, cond))
 
     def _run_case(self, stmts: list[ci.Cursor], start: int) -> None:
         """Run a switch body from the case at ``start`` to the first ``break`` (falling through)."""
@@ -232,14 +241,16 @@ class ChoiceMixin:
                 return
 
     def _branches_of_cases(self, stmts: list[ci.Cursor], starts: list[int], has_default: bool,
-                           stmt: ci.Cursor, choice: Choice | None) -> None:
-        """Every case of a switch whose value is not known, each from the same state, merged."""
+                           stmt: ci.Cursor, choice: Choice | None, runtime: str = "") -> None:
+        """Every case of a switch whose value is not known, each from the same state, merged
+        (``runtime``: the run-time data the switch is on, see ``condition_runtime``)."""
         before = dict(self.env)
         frame = self.frame
         saved_done = frame.done
         outcomes: list[dict[Key, Value]] = []
         arms = self.arm_path
         self.cond_depth += 1
+        self.cond_runtime.append(runtime)
         try:
             for start in starts:
                 self.env = dict(before)
@@ -252,6 +263,7 @@ class ChoiceMixin:
                 outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
+            self.cond_runtime.pop()
             self.arm_path = arms
         if not has_default:
             outcomes.append(before)
@@ -259,10 +271,10 @@ class ChoiceMixin:
             self.env, frame.dead, frame.done = before, True, True
             return
         self.env = merge_outcomes(before, outcomes, f"switch at line {stmt.location.line}",
-                                  (choice.key,) if choice is not None else ())
+                                  (choice.key,) if choice is not None else (), runtime)
 
 
-def _calls_defined_code(c: ci.Cursor) -> bool:
+def calls_defined_code(c: ci.Cursor) -> bool:
     """An expression that calls a function defined in the translation unit (evaluating it again
     would run that function again) or assigns."""
     if c.kind == K.CALL_EXPR:
@@ -274,4 +286,4 @@ def _calls_defined_code(c: ci.Cursor) -> bool:
         return True
     if c.kind == K.UNARY_OPERATOR and any(t.spelling in ("++", "--") for t in c.get_tokens()):
         return True
-    return any(_calls_defined_code(k) for k in c.get_children())
+    return any(calls_defined_code(k) for k in c.get_children())

@@ -747,6 +747,13 @@ def _apply_node(g: CutlassGemm, node: AstNode, path: str) -> bool:
 def _built(g: CutlassGemm, node: AstNode, role: str) -> None:
     for k, v in node.built.items():
         g.built[f"{role}.{k}"] = v
+    # an automatic stage count is the builder's: the instantiated CollectiveOp's dispatch policy says it
+    stages, ml = node.built.get("stages"), g.mainloop
+    if role == "mainloop" and isinstance(stages, int) and ml is not None and getattr(ml, "stages", None) is not None \
+            and ml.stages.value is None:
+        p = ml.stages
+        ml.stages = Param(stages, None, at=p.at, origin=p.origin, written=p.written,
+                          via="chosen by the collective builder (its CollectiveOp's dispatch policy, instantiated)")
 
 
 def _gemm_from_ast(node: AstNode, path: str) -> CutlassGemm | None:

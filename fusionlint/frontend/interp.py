@@ -11,12 +11,14 @@ API calls are handed to a ``handler`` (see ``cublaslt.py``), which models their 
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
-from fusionlint.frontend.choices import Assumption, Choice, ChoiceMixin, merge_outcomes  # noqa: F401 - Choice is part of the API
+from fusionlint.frontend.arith import BINOPS as _BINOPS, wrap_int as _wrap_int
+from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the API
+    Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, merge_outcomes)
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
     NON_EXPR_CHILDREN,
     expr_children,
@@ -32,9 +34,16 @@ from fusionlint.frontend.instantiation_roots import InstantiationsMixin, has_sta
 from fusionlint.frontend.lambdas import LambdaMixin
 from fusionlint.frontend.objects import ObjectsMixin, is_smart_pointer
 from fusionlint.frontend.parse import is_virtual
+from fusionlint.frontend.runtime_values import (  # noqa: F401 - entry_input is part of the API
+    callee_text as _callee_text,
+    computed_from as _computed_from,
+    entry_input,
+    is_runtime_object as _is_runtime_object,
+    parameter_value as _parameter_value,
+)
 from fusionlint.model.call_context import CallContext
 from fusionlint.model.cublaslt_facts import CallStep
-from fusionlint.model.values import Address, Handle, Key, Known, Loc, Symbol, Unknown, Value, same
+from fusionlint.model.values import Address, Handle, Key, Known, Loc, Symbol, Unknown, Value, first_runtime, runtime_of, same
 
 K = ci.CursorKind
 
@@ -56,37 +65,6 @@ class ApiHandler(Protocol):
     def escaped(self, obj: int, function: str, origin: Loc) -> None: ...
 
 
-def _wrap_int(value: int, ctype: ci.Type) -> int:
-    """Apply a conversion to an integer type of known size (e.g. ``(int8_t)300``)."""
-    canon = ctype.get_canonical()
-    if canon.kind == ci.TypeKind.BOOL:
-        return int(bool(value))
-    size = canon.get_size()
-    if size <= 0 or canon.kind not in _INT_KINDS:
-        return value
-    bits = size * 8
-    value &= (1 << bits) - 1
-    if canon.kind in _SIGNED_KINDS and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return value
-
-
-_SIGNED_KINDS = {ci.TypeKind.CHAR_S, ci.TypeKind.SCHAR, ci.TypeKind.SHORT, ci.TypeKind.INT, ci.TypeKind.LONG,
-                 ci.TypeKind.LONGLONG, ci.TypeKind.INT128, ci.TypeKind.WCHAR}
-_INT_KINDS = _SIGNED_KINDS | {ci.TypeKind.CHAR_U, ci.TypeKind.UCHAR, ci.TypeKind.USHORT, ci.TypeKind.UINT,
-                              ci.TypeKind.ULONG, ci.TypeKind.ULONGLONG, ci.TypeKind.UINT128, ci.TypeKind.ENUM}
-
-
-_BINOPS: dict[str, Callable[[object, object], object]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "/": lambda a, b: (int(a / b) if isinstance(a, int) and isinstance(b, int) else a / b),
-    "%": lambda a, b: a - b * int(a / b), "<<": lambda a, b: a << b, ">>": lambda a, b: a >> b,
-    "&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a ^ b,
-    "<": lambda a, b: int(a < b), ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b),
-    ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b),
-}
-
-
 class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
     def __init__(self, tu: ci.TranslationUnit, main_path: str, handler: ApiHandler):
         self.tu = tu
@@ -95,6 +73,12 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         self.env: dict[Key, Value] = {}
         self.frames: list[Frame] = []
         self.cond_depth = 0
+        # per undecided branch this point is inside (innermost last): the run-time data it is
+        # decided on ("" where that is not known; see choices.condition_runtime)
+        self.cond_runtime: list[str] = []
+        # this run's root function is an entry point of the project: no file of its compilation
+        # database calls it, so its parameters are input from outside (a CallContext.outside)
+        self.entry_root = False
         # the arms of undecided branches this point of the run is inside, outermost first (each arm
         # run has its own number): an attribute set on the path to a GEMM is not conditional there
         self.arm_path: tuple[int, ...] = ()
@@ -114,6 +98,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         self.choices: dict[str, Choice] = {}
         self.taken: list[Assumption] = []
         self._skipped_instantiations: list[tuple[Loc, ci.Cursor]] = []  # explicit ones with stand-in types
+        self.roots: list[ci.Cursor] = []  # the functions the last run() started from
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:
@@ -138,6 +123,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         that call's argument values and its calls as the start of every call chain."""
         every = self.main_functions()
         self._skipped_instantiations = []
+        self.roots = []
         instantiated = self._explicit_instantiations(every)
         functions = [f for f in every if self.relevant(f)]
         called: set[str] = set()
@@ -182,16 +168,29 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 self._run_root(target, contexts, first=(
                     CallStep("explicit instantiation", instantiation_label(target), site),))
 
+    def _receiver(self, callee: ci.Cursor | None, this_key: Key | None) -> Value | None:
+        """The object a method without a body here is called on (``t`` of ``t.size(0)``, the
+        temporary ``t.size(0)`` of its conversion to ``int64_t``); None for a plain function."""
+        if this_key is not None:
+            return self.env.get(this_key)
+        if callee is None or callee.kind != K.MEMBER_REF_EXPR:
+            return None
+        base = expr_children(callee)
+        return self.eval(base[0]) if base and not calls_defined_code(base[0]) else None
+
     def _run_root(self, f: ci.Cursor, contexts: Mapping[str, Sequence[CallContext]] | None,
                   this_key: Key | None = None, first: tuple[CallStep, ...] = ()) -> None:
         """Run ``f`` once per call from another unit (its ``contexts``), else once without a caller;
         ``first``: the steps every call chain starts with after that call's own."""
+        self.roots.append(f)
         for context in (contexts or {}).get(f.get_usr(), ()) or (None,):
             self._steps = 0
             self.taken = []
             self.context_via = [*(context.via if context is not None else ()), *first]
+            self.entry_root = context is not None and context.outside
             self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
         self.context_via = []
+        self.entry_root = False
 
     # ---- relevance ----------------------------------------------------------------------
     def relevant(self, fn: ci.Cursor) -> bool:
@@ -301,11 +300,12 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         decl = self._decls.get(key)
         if decl is not None:
             return self._initial_value(decl, origin)
-        return Unknown(self._unset_reason(key) or "value not set on this path", origin)
+        return Unknown(self._unset_reason(key) or "value not set on this path", origin,
+                       runtime=self._unset_runtime(key))
 
-    def _unset_reason(self, key: Key) -> str | None:
-        """Why storage inside a parameter of a function analysed without a caller has no value
-        (``g.m`` of ``const GemmArgs &g``): it comes from the caller. None for other storage."""
+    def _from_caller(self, key: Key) -> tuple[Frame, str, str] | None:
+        """(frame, parameter, the storage as written) for storage inside a parameter of a function
+        analysed without a caller (``g.m`` of ``const GemmArgs &g``); None for other storage."""
         names = []
         while key and key[0] in ("member", "elem"):
             names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
@@ -316,8 +316,24 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         if frame is None or key[2] not in frame.from_caller:
             return None
         param = frame.from_caller[key[2]]
-        spelled = param + "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
+        return frame, param, param + "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
+
+    def _unset_reason(self, key: Key) -> str | None:
+        """Why storage inside a parameter of a function analysed without a caller has no value: it
+        comes from the caller. None for other storage."""
+        found = self._from_caller(key)
+        if found is None:
+            return None
+        frame, param, spelled = found
         return f"{spelled} comes from the caller ({param} is a parameter of {frame.function.spelling}())"
+
+    def _unset_runtime(self, key: Key) -> str:
+        """The run-time input storage inside a parameter of the root function is, when that
+        function is an entry point of the project (``entry_root``); else ""."""
+        found = self._from_caller(key)
+        if found is None or not self.entry_root or found[0] is not self.frames[0]:
+            return ""
+        return entry_input(found[2], found[0].function)
 
     def invalidate(self, key: Key, reason: str, origin: Loc) -> None:
         """Forget what is known about ``key`` and everything stored inside it."""
@@ -359,7 +375,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                     frame.arg_types[pusr] = strip(cur).type
             else:
                 default = expr_children(p) if i >= len(args) else []
-                value = self.eval(default[-1]) if default else _parameter_value(fn, p)
+                value = self.eval(default[-1]) if default else _parameter_value(
+                    fn, p, entry=self.entry_root and not self.frames)
                 if not default:
                     frame.from_caller[pusr] = p.spelling
             frame.bindings[pusr] = value
@@ -464,9 +481,13 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                         self.invalidate(key, f"passed by reference to {name}() at line {origin.line}", origin)
         if isinstance(folded, (int, float)):
             return Known(folded, origin, via=f"{name}()")
-        if _is_runtime_object(cursor.type):
-            return Symbol(f"{name}()", cursor.type.spelling, origin)
-        return Unknown(f"result of {name}() at line {origin.line}", origin, cursor.type.spelling)
+        if _is_runtime_object(cursor.type):  # (an operator of a stand-in type: as written, ``t.size``)
+            label = written(cursor) if name.startswith("operator") and len(written(cursor)) <= 60 else ""
+            return Symbol(label or f"{name}()", cursor.type.spelling, origin)
+        # a function of run-time data (a tensor's size(), get_dtype(tensor)) is run-time data
+        why = first_runtime([self._receiver(callee, this_key), *args])
+        return Unknown(f"result of {name}() at line {origin.line}", origin, cursor.type.spelling,
+                       runtime=_computed_from(cursor, name, why) if why else "")
 
     # ---- statements -----------------------------------------------------------------------
     def exec(self, stmt: ci.Cursor) -> None:
@@ -561,7 +582,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 self.exec(chosen)
             return
         self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}",
-                       choices=(*keys, *getattr(cond, "choices", ())))
+                       choices=(*keys, *getattr(cond, "choices", ())),
+                       runtime=condition_runtime(written(rest[0]) or "?", stmt.location.line, cond))
 
     def _exec_loop(self, stmt: ci.Cursor) -> None:
         kids = list(clangext.children(stmt))
@@ -569,27 +591,32 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             self.exec(kids[0])
             kids = kids[1:]
         body = kids[-1] if kids else None
+        heads = []
         for k in kids[:-1]:
             if k.kind == K.VAR_DECL:
                 self.declare(k)
             elif k.kind.is_expression():
-                self.eval(k)
+                heads.append((k, self.eval(k)))
+        runtime = next((condition_runtime(written(k) or "?", stmt.location.line, v) for k, v in heads
+                        if first_runtime((v,))), "")
         if body is not None:
-            self._exec_conditionally([body], reason=f"loop at line {stmt.location.line}")
+            self._exec_conditionally([body], reason=f"loop at line {stmt.location.line}", runtime=runtime)
 
-    def _exec_conditionally(self, stmts: list[ci.Cursor], reason: str = "") -> None:
-        self._branches([*stmts, None], reason or "conditional code", sequential=True)
+    def _exec_conditionally(self, stmts: list[ci.Cursor], reason: str = "", runtime: str = "") -> None:
+        self._branches([*stmts, None], reason or "conditional code", sequential=True, runtime=runtime)
 
     def _branches(self, branches: list[ci.Cursor | None], reason: str, sequential: bool = False,
-                  choices: tuple[str, ...] = ()) -> None:
+                  choices: tuple[str, ...] = (), runtime: str = "") -> None:
         """Run alternatives from the same starting state and merge: values that differ become Unknown
-        (naming the runtime ``choices`` that decide between them, when the alternatives are those of one)."""
+        (naming the runtime ``choices`` that decide between them, when the alternatives are those of one,
+        and ``runtime``, the run-time data the choice is made on, when it is known to be some)."""
         before = dict(self.env)
         outcomes: list[dict[Key, Value]] = []
         frame = self.frame
         saved_done = frame.done
         arms = self.arm_path
         self.cond_depth += 1
+        self.cond_runtime.append(runtime)
         try:
             if sequential:
                 dead = False
@@ -613,11 +640,12 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                     outcomes.append(self.env)
         finally:
             self.cond_depth -= 1
+            self.cond_runtime.pop()
             self.arm_path = arms
         if not outcomes:  # every path ends here
             self.env, frame.dead, frame.done = before, True, True
             return
-        self.env = merge_outcomes(before, outcomes, reason, choices)
+        self.env = merge_outcomes(before, outcomes, reason, choices, runtime)
 
     # ---- declarations and assignment ---------------------------------------------------------
     def var_key(self, decl: ci.Cursor) -> Key:
@@ -851,7 +879,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 if init and key is None:
                     return self.eval(init[-1])
             return Unknown((self._unset_reason(key) if key is not None else None)
-                           or f"member {cursor.spelling} not set on this path", origin)
+                           or f"member {cursor.spelling} not set on this path", origin,
+                           runtime=self._unset_runtime(key) if key is not None else "")
         if kind == K.UNARY_OPERATOR:
             return self._unary(cursor, origin)
         if kind == K.BINARY_OPERATOR:
@@ -878,14 +907,17 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             b = self.eval(kids[2])
             self.env.update({k: v for k, v in before.items() if k not in self.env})
             return a if same(a, b) else Unknown(f"depends on the condition at line {origin.line}", origin,
-                                                choices=(*keys, *getattr(cond, "choices", ())))
+                                                choices=(*keys, *getattr(cond, "choices", ())),
+                                                runtime=condition_runtime(written(kids[0]) or "?", origin.line, cond))
         if kind == K.CXX_UNARY_EXPR:
             return self._sizeof(cursor, origin)
         if kind == K.ARRAY_SUBSCRIPT_EXPR:
             key = self.lvalue_key(cursor)
             if key is not None and key in self.env:
                 return self.env[key]
-            return Unknown("array element", origin)
+            parts = expr_children(cursor)
+            why = first_runtime(self.eval(k) for k in parts[:2] if not calls_defined_code(k))
+            return Unknown("array element", origin, runtime=f"an element of {why}" if why else "")
         if kind == K.CXX_THIS_EXPR:
             return Address(self.frame.this_key, "this") if self.frames and self.frame.this_key else Unknown("this", origin)
         if kind == K.INIT_LIST_EXPR:
@@ -984,7 +1016,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             ptr = self.eval(operand)
             if isinstance(ptr, Address):
                 return self.load(ptr.key, origin)
-            return Unknown("dereference of an unknown pointer", origin)
+            why = runtime_of(ptr)
+            return Unknown("dereference of an unknown pointer", origin, runtime=f"what {why} points to" if why else "")
         if op in ("++", "--"):
             key = self.lvalue_key(operand)
             old = self.eval(operand)
@@ -1026,15 +1059,17 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             else:
                 arms = self.arm_path
                 self.cond_depth += 1
+                self.cond_runtime.append(runtime_of(lhs))
                 self._enter_arm(arms)
                 try:
                     rhs = self.eval(rhs_c)
                 finally:
                     self.cond_depth -= 1
+                    self.cond_runtime.pop()
                     self.arm_path = arms
             if isinstance(rhs, Known) and isinstance(lhs, Known):
                 return Known(int(bool(rhs.value)), origin)
-            return Unknown(f"logical {op} of non-constants", origin)
+            return Unknown(f"logical {op} of non-constants", origin, runtime=first_runtime((lhs, rhs)))
         rhs = self.eval(rhs_c)
         return self._arith(op, lhs, rhs, origin, cursor.type)
 
@@ -1052,8 +1087,9 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             return Known(result, origin, via="arithmetic")
         for v in (lhs, rhs):
             if isinstance(v, Unknown):
-                return v
-        return Unknown(f"operator {op} on non-constant operands", origin)
+                return v if v.runtime or not (why := first_runtime((lhs, rhs))) else \
+                    Unknown(v.reason, v.origin, v.ctype, v.choices, why)
+        return Unknown(f"operator {op} on non-constant operands", origin, runtime=first_runtime((lhs, rhs)))
 
     def _sizeof(self, cursor: ci.Cursor, origin: Loc) -> Value:
         tokens = [t.spelling for t in cursor.get_tokens()]
@@ -1104,10 +1140,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
         return None
 
 
-_RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVALUEREFERENCE,
-                       ci.TypeKind.RVALUEREFERENCE, ci.TypeKind.MEMBERPOINTER}
-
-
 def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
     """The result of a call whose ``return``s sit in branches the run could not decide: the value
     when every path returns the same one, else unknown (which path runs is not known here)."""
@@ -1117,26 +1149,6 @@ def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
     choices = tuple(dict.fromkeys(c for v in values for c in getattr(v, "choices", ())))
     return Unknown(f"{function_label(fn)}() returns different values on different paths", loc_of(fn),
                    choices=choices)
-
-
-def _is_runtime_object(t: ci.Type) -> bool:
-    """Pointers, handles and objects: things whose identity matters, not a numeric value."""
-    return t.get_canonical().kind in _RUNTIME_TYPE_KINDS
-
-
-def _callee_text(callee: ci.Cursor | None) -> str:
-    """A name for a callee that has none (a function pointer, ``table[i]``, ``ops->run``): the
-    callee expression as written, else ``<function pointer>``."""
-    text = "".join(t.spelling for t in callee.get_tokens()) if callee is not None else ""
-    return text if text and len(text) <= 60 else "<function pointer>"
-
-
-def _parameter_value(fn: ci.Cursor, param: ci.Cursor) -> Value:
-    """The value of a parameter of a function analysed without a caller."""
-    if _is_runtime_object(param.type):
-        return Symbol(param.spelling, param.type.spelling, loc_of(param))
-    return Unknown(f"{param.spelling} is a parameter of {fn.spelling}(); its value comes from the caller",
-                   loc_of(param), param.type.spelling)
 
 
 def _points_to_const(t: ci.Type) -> bool:

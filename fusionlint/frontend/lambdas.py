@@ -49,11 +49,13 @@ class LambdaMixin:
         frame_done = self.frame.done if self.frames else False
         arms = self.arm_path
         self.cond_depth += 1
+        self.cond_runtime.append("")
         self._enter_arm(arms)
         try:
             self.call_closure(closure, [], [], origin)
         finally:
             self.cond_depth -= 1
+            self.cond_runtime.pop()
             self.arm_path = arms
             if self.frames:
                 self.frame.done = frame_done

@@ -58,7 +58,7 @@ class ObjectsMixin:
             self.store(self._binding_key(n.spelling),
                        Unknown(f"{n.spelling} is runtime data (a part of {source}, line {origin.line})"
                                if not isinstance(value, Known) else f"{n.spelling}: a part of {source}",
-                               loc_of(n)))
+                               loc_of(n), runtime="" if isinstance(value, Known) else f"a part of `{source}`"))
 
     def _binding_key(self, name: str) -> Key:
         return ("binding", self.frame.id if self.frames else 0, name)

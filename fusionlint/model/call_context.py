@@ -16,6 +16,13 @@ from fusionlint.model.values import Known, Loc, Unknown, Value
 class CallContext:
     via: tuple[CallStep, ...]  # outermost first; the last step is the call of the function itself
     args: tuple[Value, ...]  # one per argument written at the call (Known or Unknown)
+    # no call at all: the function is an entry point of the project (no file of its compilation
+    # database calls it), run once without a caller; its parameters are input from outside
+    outside: bool = False
+
+
+# the context of an entry point (see ``CallContext.outside``)
+OUTSIDE = CallContext((), (), outside=True)
 
 
 def loc_from_dict(d: dict) -> Loc:

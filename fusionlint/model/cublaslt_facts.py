@@ -25,6 +25,8 @@ def value_dict(v: Value, name: str | None = None) -> dict:
         return d
     if isinstance(v, Unknown):
         d = {"unknown": v.reason}
+        if v.runtime:
+            d["runtime"] = v.runtime
         if v.origin:
             d["origin"] = v.origin.to_dict()
         return d
@@ -63,6 +65,19 @@ class AttrSet:
     buffer_at: Loc | None = None
     size_at: Loc | None = None
     arm_path: tuple[int, ...] = ()  # the undecided branches' arms it was run in (Interpreter.arm_path)
+    # per arm of ``arm_path``: the run-time data its branch is decided on ("": not known to be any)
+    arm_runtime: tuple[str, ...] = ()
+
+    def runtime_condition(self, call_path: tuple[int, ...] | None) -> str:
+        """The run-time data that decides whether this set runs before a GEMM reached on the arms
+        ``call_path``: that of the first branch whose arm it ran in and the GEMM's did not."""
+        if len(self.arm_runtime) != len(self.arm_path):
+            return ""
+        path = call_path or ()
+        for i, arm in enumerate(self.arm_path):
+            if i >= len(path) or path[i] != arm:
+                return self.arm_runtime[i]
+        return ""
 
     def to_dict(self) -> dict:
         d = {

@@ -40,6 +40,14 @@ class Unknown:
     # the runtime choices (interpreter decision keys: a branch, a ternary, a switch) this value
     # differs by; forcing them one way or the other makes it known (see Interpreter.decisions)
     choices: tuple[str, ...] = ()
+    # what run-time data the value comes from, as a phrase ("size() of `input`", "the condition
+    # `bias != nullptr` at line 12"); "" when the reason is not known to be run-time data (a value
+    # the linter could not follow, a compiler-only type, a limit of the analysis)
+    runtime: str = ""
+
+    def text(self) -> str:
+        """The reason, with the run-time data it names (for messages)."""
+        return f"{self.reason} (run-time data: {self.runtime})" if self.runtime else self.reason
 
 
 # A storage location: ("local", frame, usr), ("global", usr), ("member", base, field),
@@ -95,11 +103,29 @@ def same(a: Value, b: Value) -> bool:
     return False
 
 
+def runtime_of(v: Value | None) -> str:
+    """The run-time data ``v`` is or comes from, as a phrase; "" when it is not known to be any:
+    an unknown value's ``runtime``, or a runtime object (pointer, handle, tensor) by its name."""
+    if isinstance(v, Unknown):
+        return v.runtime
+    if isinstance(v, Symbol):
+        return f"`{v.name}`"
+    return ""
+
+
+def first_runtime(values) -> str:
+    """The run-time data the first of ``values`` that is some names ("" when none is)."""
+    for v in values:
+        if (why := runtime_of(v)):
+            return why
+    return ""
+
+
 def describe(v: Value) -> str:
     if isinstance(v, Known):
         return repr(v.value)
     if isinstance(v, Unknown):
-        return f"<unknown: {v.reason}>"
+        return f"<unknown: {v.text()}>"
     if isinstance(v, Address):
         return f"&{v.name}"
     if isinstance(v, Handle):

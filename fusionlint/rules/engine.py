@@ -121,7 +121,7 @@ class Facts:
 
 
 def _reason_of(v: Value) -> str | None:
-    return v.reason if isinstance(v, Unknown) else None
+    return v.text() if isinstance(v, Unknown) else None
 
 
 class AttrSetFacts(Facts):
@@ -222,9 +222,10 @@ class ConfigurationFacts(Facts):
                 return f"whether {path} is set is not known: {self.blocker(part)}" if name else self.blocker(part)
             return super().reason(path, value)
         if f.source == "set" and f.conditional and isinstance(f.value, Unknown):
-            return f"{path} is set only under a condition (line {f.loc.line if f.loc else '?'})"
+            why = f" (run-time data: {f.value.runtime})" if f.value.runtime else ""
+            return f"{path} is set only under a condition (line {f.loc.line if f.loc else '?'}){why}"
         if isinstance(f.value, Unknown):
-            return f"{path}: {f.value.reason}"
+            return f"{path}: {f.value.text()}"
         return super().reason(path, value)
 
     def write(self, path: str) -> Loc | None:

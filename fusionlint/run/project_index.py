@@ -66,6 +66,7 @@ class ProjectIndex:
         self._records: dict[str, dict | None] = {}
         self._valid: dict[str, bool] = {}
         self._calls: dict[str, list[tuple[str, dict]]] | None = None  # callee USR -> [(caller path, call)]
+        self._templates: set[str] | None = None
         self.stale: set[str] = set()
 
     @classmethod
@@ -99,9 +100,10 @@ class ProjectIndex:
         return self._calls
 
     def contexts_for(self, path: Path) -> tuple[dict[str, list[CallContext]], str]:
-        """The calls from other files of the functions ``path`` defines (by USR), and a digest of
-        them for the result cache's key ("" when there are none)."""
-        from fusionlint.model.call_context import context_from_json
+        """The calls from other files of the functions ``path`` defines (by USR; ``[OUTSIDE]`` for a
+        function the interpreter starts from that no file calls: an entry point of the project), and
+        a digest of them for the result cache's key ("" when there are none)."""
+        from fusionlint.model.call_context import OUTSIDE, context_from_json
 
         me = str(path.resolve())
         record = self._record(me)
@@ -125,7 +127,21 @@ class ProjectIndex:
                     continue
                 out.setdefault(usr, []).append(_handed_over(ctx, fn.get("params", ())))
                 used.append((usr, caller, json.dumps(call["context"], sort_keys=True)))
+        templates = self._called_templates()
+        for root in record.get("roots", ()):
+            usr = root.get("usr") if isinstance(root, dict) else None
+            if not isinstance(usr, str) or usr in out or calls.get(usr) or root.get("template") in templates:
+                continue
+            out[usr] = [OUTSIDE]  # an entry point: no file of the project calls it
+            used.append((usr, "", "outside"))
         return out, (digest("contexts", sorted(used)) if used else "")
+
+    def _called_templates(self) -> set[str]:
+        """The templates any file of the project calls a specialization of (by USR)."""
+        if self._templates is None:
+            self._templates = {t for path in self._files
+                               for t in (self._record(path) or {}).get("called_templates", ()) if isinstance(t, str)}
+        return self._templates
 
 
 def _handed_over(ctx: CallContext, params) -> CallContext:

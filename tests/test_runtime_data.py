@@ -1,0 +1,71 @@
+"""Issue 19: a value that stays unknown says when it is run-time data, and which
+(fixtures/interprocedural/entry_point: linear.cu defines linear_forward, an entry point nothing in
+the project calls, whose sizes come from a tensor, and linear_gemm, which bench.cpp calls)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run_cli
+from conftest import FIXTURES
+
+PROJECT = FIXTURES / "interprocedural" / "entry_point"
+ENTRY = "input of linear_forward(), which no file of the project calls"
+
+
+@pytest.fixture
+def proj(tmp_path: Path) -> Path:
+    dest = tmp_path / "proj"
+    shutil.copytree(PROJECT, dest)
+    return dest
+
+
+def _configs(proj: Path, *extra) -> dict[str, dict]:
+    rc, out, err = run_cli("facts", *extra, proj / "linear.cu")
+    assert rc == 0, err
+    return {c["function"]: c for c in json.loads(out) if c["kind"] == "matmul"}
+
+
+def _index(proj: Path) -> None:
+    rc, out, err = run_cli("index", "-p", proj / "compile_commands.json", "-j", "2")
+    assert rc == 0, err
+
+
+def test_a_tensors_sizes_are_run_time_data_with_or_without_the_index(proj):
+    forward = _configs(proj)["linear_forward"]["parameters"]
+    assert forward["layout_B"]["COLS"]["runtime"] == "`input.size(0)`"  # batch
+    assert forward["layout_A"]["ROWS"]["runtime"] == "`input.size(1)`"  # in_features
+    # a parameter of a function no file of this one calls: without the index nobody knows who
+    # calls it, so it is not called run-time data
+    transa = forward["matmul_desc"]["TRANSA"]
+    assert transa["unknown"].endswith("its value comes from the caller") and "runtime" not in transa
+
+
+def test_with_the_index_an_entry_points_parameters_and_what_they_decide_are_run_time_input(proj):
+    _index(proj)
+    configs = _configs(proj)
+    forward = configs["linear_forward"]["parameters"]
+    assert forward["matmul_desc"]["TRANSA"]["runtime"] == f"`transpose`, {ENTRY}"
+    assert forward["layout_A"]["COLS"]["runtime"] == f"`out_features`, {ENTRY}"
+    # set in a loop over the layers: whether it runs is decided by the loop's condition
+    bias = forward["matmul_desc"]["BIAS_POINTER"]
+    assert bias["unknown"] == "set conditionally at line 34"
+    assert bias["runtime"] == f"the condition `layer<layers` at line 32, on `layers`, {ENTRY}"
+    # the helper bench.cpp calls gets that call's values: nothing unknown there
+    gemm = configs["linear_gemm"]
+    assert gemm["via"][0]["caller"] == "main" and gemm["unknowns"] == []
+    assert gemm["parameters"]["layout_A"]["ROWS"]["value"] == 256
+
+
+def test_check_v_names_the_run_time_data_an_undecided_check_waits_for(proj):
+    _index(proj)
+    rc, out, err = run_cli("check", "-v", proj / "linear.cu")
+    assert rc == 0, err
+    undecided = [line for line in err.splitlines() if "undecided: FL125" in line]
+    assert len(undecided) == 1, err
+    assert "layout_B.COLS: result of operator long() at line 25 (run-time data: `input.size(0)`)" in undecided[0]
+    assert f"matmul_desc.TRANSA: transpose is a parameter of linear_forward(); its value comes from the caller " \
+           f"(run-time data: `transpose`, {ENTRY})" in undecided[0]
