@@ -528,38 +528,45 @@ def test_unresolved_attribute_writes_are_named_stand_ins() -> None:
 
 
 def test_recorded_device_run() -> None:
-    """The H200 run of `fusionlint verify fixtures kernels_ref` (kernels_ref/evidence/h200-verify.*):
-    every configuration verified and agreeing."""
-    record = json.loads((ROOT / "kernels_ref" / "evidence" / "h200-verify.json").read_text())
+    """The H200 runs of `fusionlint verify`: kernels_ref/evidence/h200-verify.* (fixtures and
+    kernels_ref) and h200-verify-awaiting.* (the 38 rule fixtures added after it: FL128's, the
+    issue-18 rules' and the new FL305/FL312/FL330 ones); every configuration verified and agreeing."""
+    evidence = ROOT / "kernels_ref" / "evidence"
+    record = json.loads((evidence / "h200-verify.json").read_text())
     assert "H200" in record["machine"]["gpu"] and record["machine"]["compute_capability"] == "9.0"
     configurations = record["configurations"]
     assert {c["library"] for c in configurations} == {"cublaslt", "cutlass"}
     assert record["summary"]["configurations"] == len(configurations) > 200
     assert record["summary"]["not_verified"] == 0
     assert [c["path"] for c in configurations if not c["agree"]] == []
+    awaiting = json.loads((evidence / "h200-verify-awaiting.json").read_text())
+    assert "H200" in awaiting["machine"]["gpu"] and awaiting["machine"]["compute_capability"] == "9.0"
+    later = awaiting["configurations"]
+    assert awaiting["summary"]["configurations"] == len(later) == 38
+    assert awaiting["summary"]["not_verified"] == awaiting["summary"]["disagree"] == 0
+    assert [c["path"] for c in later if not c["agree"]] == []
     # every rule fixture of both libraries is among them, each agreeing
     fixtures = {str(p.relative_to(ROOT)) for p in (FIXTURES / "cublaslt" / "rules").glob("*.cpp")}
     fixtures |= {str(p.relative_to(ROOT)) for p in (FIXTURES / "cutlass" / "rules").glob("*.cu")}
-    # The issue-18 rules' fixtures (FL329-FL336, FL340; FL341 and the new FL305/FL312/FL330 ones) have
-    # their harness record (h200-cutlass-issue18.json, h200-cutlass-issue18b.json) but no
-    # `fusionlint verify` run yet: listed here until one is recorded.
-    issue18 = {}
-    for name in ("h200-cutlass-issue18.json", "h200-cutlass-issue18b.json"):
-        issue18.update(json.loads((ROOT / "kernels_ref" / "evidence" / name).read_text())["programs"])
-    # FL128's fixtures (3 Dec 2026) have their harness and probe records (h200-evidence.json,
-    # h200-probes.json) but no `fusionlint verify` run yet (no device machine could be started)
-    issue18.update({f: {} for f in ("fixtures/cublaslt/rules/FL128_bgrada_without_pointer.cpp",
-                                    "fixtures/cublaslt/rules/FL128_bgradb_without_pointer.cpp")})
-    verified = {c["path"] for c in configurations}
-    not_yet = {f for f in fixtures - verified if f in issue18}
-    assert fixtures - not_yet <= {c["path"] for c in configurations if c["agree"]}
-    text = (ROOT / "kernels_ref" / "evidence" / "h200-verify.txt").read_text()
-    s = record["summary"]
-    if "agree_with_stand_ins" in s:  # recorded since issue 15: the summary line has every verdict
-        assert f"{s['configurations']} configurations: {s['agree']} agree, {s['agree_with_stand_ins']} agree with " \
-               f"stand-ins, {s['numerics_not_checked']} numerics not checked, {s['disagree']} disagree" in text
-    else:
-        assert f"{s['configurations']} configurations: {s['agree']} agree, {s['disagree']} disagree" in text
+    # The one configuration of h200-verify-awaiting that agrees only with a stand-in: the probe could
+    # not know the mainloop carve-out (sizeof(CollectiveEpilogue::SharedStorage) of an epilogue that
+    # does not build with TileN 100) and used that same expression; nvcc then failed as FL332 says
+    # ("CopyAtomC can't be void, divisiblity check for EpilogueTile_MN failed"). Not counted as a
+    # plain agreement: listed here, with what the record shows, until a run agrees without stand-ins.
+    agrees_only_with_stand_ins = {"fixtures/cutlass/rules/FL332_pingpong_tile_n100.cu": ["mainloop carve-out"]}
+    assert {c["path"]: c["stand_ins"] for c in later if c["verdict"] != "agree"} == agrees_only_with_stand_ins
+    assert all(c["observed_kind"] in c["expected_kinds"] for c in later if c["path"] in agrees_only_with_stand_ins)
+    agreeing = {c["path"] for c in configurations if c["agree"]}
+    agreeing |= {c["path"] for c in later if c["verdict"] == "agree" and not c["stand_ins"]}
+    assert fixtures - set(agrees_only_with_stand_ins) <= agreeing
+    for name, rec in (("h200-verify.txt", record), ("h200-verify-awaiting.txt", awaiting)):
+        text = (evidence / name).read_text()
+        s = rec["summary"]
+        if "agree_with_stand_ins" in s:  # recorded since issue 15: the summary line has every verdict
+            assert f"{s['configurations']} configurations: {s['agree']} agree, {s['agree_with_stand_ins']} agree " \
+                   f"with stand-ins, {s['numerics_not_checked']} numerics not checked, {s['disagree']} disagree" in text
+        else:
+            assert f"{s['configurations']} configurations: {s['agree']} agree, {s['disagree']} disagree" in text
 
 
 def test_cutlass_probe_refuses_an_evt_epilogue() -> None:
