@@ -93,3 +93,24 @@ BUILTIN_CODES: dict[str, tuple[str, str]] = {
                          "A `// fusionlint: ignore...` comment that suppresses no finding, an unknown code in "
                          "one, or an ignore-begin/ignore-end without its partner. Remove or fix the comment."),
 }
+
+
+def merge_undecided(undecided) -> list[Undecided]:
+    """One entry per rule and place: the runtime alternatives of one GEMM (``alternatives.py``)
+    leave the same check undecided for reasons worded apart (one names the run-time data a value is,
+    another the same value without it); their reasons are merged, in order, a reason dropped where
+    another says the same with its run-time data."""
+    groups: dict[tuple, list[str]] = {}
+    first: dict[tuple, Undecided] = {}
+    for u in undecided:
+        key = (u.code, u.path, u.line, u.column)
+        first.setdefault(key, u)
+        reasons = groups.setdefault(key, [])
+        reasons += [r for r in u.reasons if r not in reasons]
+    out = []
+    for key, reasons in groups.items():
+        kept = [r for r in reasons if not any(o != r and o.startswith(r + " (run-time data: ") for o in reasons)]
+        u = first[key]
+        out.append(Undecided(u.code, u.name, u.path, u.line, u.column, tuple(kept)))
+    return out
+

@@ -353,5 +353,5 @@ def test_unknowns_the_facts_call_run_time_data_are_counted_by_what_that_data_is(
     assert rc == 0, err
     cats = {x["category"]: x["count"] for x in measure.count_facts(json.loads(out))["reasons"]}
     # counted once per layout object (C and D are one): batch and in_features (input.size(0),
-    # input.size(1)) in 6 fields; out_features in 3, and transpose
-    assert cats == {measure.RUNTIME_OBJECT: 6, measure.RUNTIME_INPUT: 4, measure.RUNTIME_BRANCH: 1}, cats
+    # input.size(1)) in 6 fields and the SM count; out_features in 3, and transpose
+    assert cats == {measure.RUNTIME_OBJECT: 7, measure.RUNTIME_INPUT: 4, measure.RUNTIME_BRANCH: 1}, cats

@@ -34,14 +34,17 @@ def _index(proj: Path) -> None:
     assert rc == 0, err
 
 
-def test_a_tensors_sizes_are_run_time_data_with_or_without_the_index(proj):
+def test_without_the_index_only_what_a_library_call_returned_is_run_time_data(proj):
     forward = _configs(proj)["linear_forward"]["parameters"]
-    assert forward["layout_B"]["COLS"]["runtime"] == "`input.size(0)`"  # batch
-    assert forward["layout_A"]["ROWS"]["runtime"] == "`input.size(1)`"  # in_features
-    # a parameter of a function no file of this one calls: without the index nobody knows who
-    # calls it, so it is not called run-time data
-    transa = forward["matmul_desc"]["TRANSA"]
+    # device_info()->sm_count - 8: a field of what a function without a body here returned
+    sms = forward["matmul_desc"]["SM_COUNT_TARGET"]
+    assert sms["unknown"] == "member sm_count not set on this path"
+    assert sms["runtime"] == "`device_info()->sm_count`"
+    # a parameter of a function no function of this file calls, and what is computed from one (the
+    # tensor's size()): without the index nobody knows who calls it, maybe with constants
+    transa, batch = forward["matmul_desc"]["TRANSA"], forward["layout_B"]["COLS"]
     assert transa["unknown"].endswith("its value comes from the caller") and "runtime" not in transa
+    assert batch["unknown"] == "result of operator long() at line 26" and "runtime" not in batch
 
 
 def test_with_the_index_an_entry_points_parameters_and_what_they_decide_are_run_time_input(proj):
@@ -49,11 +52,13 @@ def test_with_the_index_an_entry_points_parameters_and_what_they_decide_are_run_
     configs = _configs(proj)
     forward = configs["linear_forward"]["parameters"]
     assert forward["matmul_desc"]["TRANSA"]["runtime"] == f"`transpose`, {ENTRY}"
+    assert forward["layout_B"]["COLS"]["runtime"] == "`input.size(0)`"  # batch, of the entry's tensor
+    assert forward["layout_A"]["ROWS"]["runtime"] == "`input.size(1)`"  # in_features
     assert forward["layout_A"]["COLS"]["runtime"] == f"`out_features`, {ENTRY}"
     # set in a loop over the layers: whether it runs is decided by the loop's condition
     bias = forward["matmul_desc"]["BIAS_POINTER"]
-    assert bias["unknown"] == "set conditionally at line 34"
-    assert bias["runtime"] == f"the condition `layer<layers` at line 32, on `layers`, {ENTRY}"
+    assert bias["unknown"] == "set conditionally at line 35"
+    assert bias["runtime"] == f"the condition `layer<layers` at line 33, on `layers`, {ENTRY}"
     # the helper bench.cpp calls gets that call's values: nothing unknown there
     gemm = configs["linear_gemm"]
     assert gemm["via"][0]["caller"] == "main" and gemm["unknowns"] == []
@@ -66,6 +71,6 @@ def test_check_v_names_the_run_time_data_an_undecided_check_waits_for(proj):
     assert rc == 0, err
     undecided = [line for line in err.splitlines() if "undecided: FL125" in line]
     assert len(undecided) == 1, err
-    assert "layout_B.COLS: result of operator long() at line 25 (run-time data: `input.size(0)`)" in undecided[0]
+    assert "layout_B.COLS: result of operator long() at line 26 (run-time data: `input.size(0)`)" in undecided[0]
     assert f"matmul_desc.TRANSA: transpose is a parameter of linear_forward(); its value comes from the caller " \
            f"(run-time data: `transpose`, {ENTRY})" in undecided[0]

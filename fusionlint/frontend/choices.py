@@ -12,7 +12,7 @@ import clang.cindex as ci
 
 from fusionlint.frontend import clangext
 from fusionlint.frontend.cursors import expr_children, loc_of, strip, written
-from fusionlint.model.values import Key, Known, Loc, Unknown, Value, runtime_of, same
+from fusionlint.model.values import Key, Known, Loc, Unknown, Value, runtime_of, runtime_source, same
 
 K = ci.CursorKind
 _PARAMETER = re.compile(r"^\w+ is a parameter of .*its value comes from the caller$")
@@ -83,7 +83,7 @@ def merge_outcomes(before: dict[Key, Value], outcomes: list[dict[Key, Value]], r
 def condition_runtime(text: str, line: int, value: Value | None) -> str:
     """The run-time data a branch is decided on: its condition ``text`` (written at ``line``), when
     the condition's ``value`` is known to be run-time data; else ""."""
-    why = runtime_of(value)
+    why = runtime_source(runtime_of(value))
     return f"the condition `{text}` at line {line}, on {why}" if why else ""
 
 

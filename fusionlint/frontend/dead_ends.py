@@ -55,6 +55,17 @@ def never_returns(stmt: ci.Cursor, evaluate: Callable[[ci.Cursor], Value]) -> bo
     return isinstance(value, Known) and isinstance(value.value, (bool, int)) and not value.value
 
 
+def is_check_macro(call: ci.Cursor) -> bool:
+    """A check or error macro of PyTorch/TransformerEngine/FasterTransformer whose header was found
+    nowhere (the recovery's ``call(...)`` written by ``TORCH_CHECK(...)``): it reads its arguments
+    and writes none of them."""
+    callee = call.referenced
+    if callee is None or callee.spelling != "call" or "fusionlint_partial" not in (callee.semantic_parent.spelling
+                                                                                 if callee.semantic_parent else ""):
+        return False
+    return _word_at(call.extent.start) in CHECK_MACROS | ERROR_MACROS
+
+
 def _in_std_or_global(fn: ci.Cursor) -> bool:
     parent = fn.semantic_parent
     return parent is None or parent.kind == K.TRANSLATION_UNIT or parent.spelling in ("std", "__gnu_cxx")

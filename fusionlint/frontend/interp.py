@@ -28,15 +28,16 @@ from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modu
     strip,
     written,
 )
-from fusionlint.frontend.dead_ends import never_returns
+from fusionlint.frontend.dead_ends import is_check_macro, never_returns
 from fusionlint.frontend.frames import Closure, Frame
 from fusionlint.frontend.instantiation_roots import InstantiationsMixin, has_stand_in_arguments, instantiation_label
 from fusionlint.frontend.lambdas import LambdaMixin
 from fusionlint.frontend.objects import ObjectsMixin, is_smart_pointer
 from fusionlint.frontend.parse import is_virtual
 from fusionlint.frontend.runtime_values import (  # noqa: F401 - entry_input is part of the API
+    CallerValuesMixin,
     callee_text as _callee_text,
-    computed_from as _computed_from,
+    computed_from,
     entry_input,
     is_runtime_object as _is_runtime_object,
     parameter_value as _parameter_value,
@@ -65,7 +66,7 @@ class ApiHandler(Protocol):
     def escaped(self, obj: int, function: str, origin: Loc) -> None: ...
 
 
-class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
+class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, CallerValuesMixin):
     def __init__(self, tu: ci.TranslationUnit, main_path: str, handler: ApiHandler):
         self.tu = tu
         self.main_path = main_path
@@ -167,16 +168,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             if only is None or target.get_usr() in only:
                 self._run_root(target, contexts, first=(
                     CallStep("explicit instantiation", instantiation_label(target), site),))
-
-    def _receiver(self, callee: ci.Cursor | None, this_key: Key | None) -> Value | None:
-        """The object a method without a body here is called on (``t`` of ``t.size(0)``, the
-        temporary ``t.size(0)`` of its conversion to ``int64_t``); None for a plain function."""
-        if this_key is not None:
-            return self.env.get(this_key)
-        if callee is None or callee.kind != K.MEMBER_REF_EXPR:
-            return None
-        base = expr_children(callee)
-        return self.eval(base[0]) if base and not calls_defined_code(base[0]) else None
 
     def _run_root(self, f: ci.Cursor, contexts: Mapping[str, Sequence[CallContext]] | None,
                   this_key: Key | None = None, first: tuple[CallStep, ...] = ()) -> None:
@@ -302,38 +293,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             return self._initial_value(decl, origin)
         return Unknown(self._unset_reason(key) or "value not set on this path", origin,
                        runtime=self._unset_runtime(key))
-
-    def _from_caller(self, key: Key) -> tuple[Frame, str, str] | None:
-        """(frame, parameter, the storage as written) for storage inside a parameter of a function
-        analysed without a caller (``g.m`` of ``const GemmArgs &g``); None for other storage."""
-        names = []
-        while key and key[0] in ("member", "elem"):
-            names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
-            key = key[1]
-        if not names or not key or key[0] != "param":
-            return None
-        frame = next((f for f in self.frames if f.id == key[1]), None)
-        if frame is None or key[2] not in frame.from_caller:
-            return None
-        param = frame.from_caller[key[2]]
-        return frame, param, param + "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
-
-    def _unset_reason(self, key: Key) -> str | None:
-        """Why storage inside a parameter of a function analysed without a caller has no value: it
-        comes from the caller. None for other storage."""
-        found = self._from_caller(key)
-        if found is None:
-            return None
-        frame, param, spelled = found
-        return f"{spelled} comes from the caller ({param} is a parameter of {frame.function.spelling}())"
-
-    def _unset_runtime(self, key: Key) -> str:
-        """The run-time input storage inside a parameter of the root function is, when that
-        function is an entry point of the project (``entry_root``); else ""."""
-        found = self._from_caller(key)
-        if found is None or not self.entry_root or found[0] is not self.frames[0]:
-            return ""
-        return entry_input(found[2], found[0].function)
 
     def invalidate(self, key: Key, reason: str, origin: Loc) -> None:
         """Forget what is known about ``key`` and everything stored inside it."""
@@ -472,7 +431,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                     self.invalidate(v.key, f"passed by pointer to {name}() at line {origin.line}", origin)
             elif isinstance(v, Handle):
                 self.handler.escaped(v.obj, name, origin)
-        if ref is not None:
+        # (the recovery's operators and stood-in check macros take L&&, and write nothing)
+        if ref is not None and not _stand_in_operator(ref) and not is_check_macro(cursor):
             params = [p for p in clangext.children(ref) if p.kind == K.PARM_DECL]
             for a, p in zip(arg_cursors, params):
                 if p.type.kind == ci.TypeKind.LVALUEREFERENCE and not p.type.get_pointee().is_const_qualified():
@@ -481,13 +441,16 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                         self.invalidate(key, f"passed by reference to {name}() at line {origin.line}", origin)
         if isinstance(folded, (int, float)):
             return Known(folded, origin, via=f"{name}()")
+        # a function of run-time data (a tensor's size(), get_dtype(tensor)) is run-time data; one of
+        # the objects a caller passes is the caller's (Symbol.from_caller) as they are
+        inputs = [self._receiver(callee, this_key), *args]
+        why = first_runtime(inputs)
         if _is_runtime_object(cursor.type):  # (an operator of a stand-in type: as written, ``t.size``)
             label = written(cursor) if name.startswith("operator") and len(written(cursor)) <= 60 else ""
-            return Symbol(label or f"{name}()", cursor.type.spelling, origin)
-        # a function of run-time data (a tensor's size(), get_dtype(tensor)) is run-time data
-        why = first_runtime([self._receiver(callee, this_key), *args])
+            return Symbol(label or f"{name}()", cursor.type.spelling, origin,
+                          from_caller=not why and any(isinstance(v, Symbol) and v.from_caller for v in inputs))
         return Unknown(f"result of {name}() at line {origin.line}", origin, cursor.type.spelling,
-                       runtime=_computed_from(cursor, name, why) if why else "")
+                       runtime=computed_from(cursor, name, why) if why else "")
 
     # ---- statements -----------------------------------------------------------------------
     def exec(self, stmt: ci.Cursor) -> None:
@@ -673,18 +636,20 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 self.store(key, held)
                 return
             self._default_members(key, decl.type, origin)
-            self._construct(key, inner)
-            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin))
+            # an object built here is run-time data only when built from some (a copy of one)
+            why = first_runtime(self._construct(key, inner))
+            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=not why))
             return
         if inner.kind == K.INIT_LIST_EXPR:
             self._default_members(key, decl.type, origin)
             self._aggregate(key, decl.type, inner)
-            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin))
+            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=True))
             return
         value = self.eval(expr)
         self.assign(key, value, origin, name=decl.spelling, source=expr)
 
-    def _construct(self, key: Key, ctor_call: ci.Cursor) -> None:
+    def _construct(self, key: Key, ctor_call: ci.Cursor) -> list[Value]:
+        """Run the constructor call ``ctor_call`` on the object at ``key``; its arguments' values."""
         target = self._callee_definition(ctor_call)
         arg_cursors = list(ctor_call.get_arguments())
         args = [self.eval(a) for a in arg_cursors]
@@ -695,7 +660,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                 self._copy_members(src, key)
             if target is None or ref.is_default_method() or not any(
                     c.kind == K.COMPOUND_STMT and list(clangext.children(c)) for c in clangext.children(target)):
-                return
+                return args
         if target is not None:
             self.sites.append(loc_of(ctor_call))
             try:
@@ -706,6 +671,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
             src = self.lvalue_key(arg_cursors[0]) or self._copy_source(arg_cursors[0])
             if src is not None:
                 self._copy_members(src, key)
+        return args
 
     def _copy_source(self, cursor: ci.Cursor) -> Key | None:
         """The storage an object expression is copied from (through implicit copy constructors)."""
@@ -880,7 +846,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin):
                     return self.eval(init[-1])
             return Unknown((self._unset_reason(key) if key is not None else None)
                            or f"member {cursor.spelling} not set on this path", origin,
-                           runtime=self._unset_runtime(key) if key is not None else "")
+                           runtime=(self._unset_runtime(key) if key is not None else "")
+                           or self._member_runtime(key, cursor))
         if kind == K.UNARY_OPERATOR:
             return self._unary(cursor, origin)
         if kind == K.BINARY_OPERATOR:
@@ -1149,6 +1116,12 @@ def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
     choices = tuple(dict.fromkeys(c for v in values for c in getattr(v, "choices", ())))
     return Unknown(f"{function_label(fn)}() returns different values on different paths", loc_of(fn),
                    choices=choices)
+
+
+def _stand_in_operator(ref: ci.Cursor) -> bool:
+    """An operator the partial-parse recovery declared (``any operator*(L&&, R&&)``)."""
+    f = ref.location.file
+    return ref.spelling.startswith("operator") and f is not None and is_virtual(f.name)
 
 
 def _points_to_const(t: ci.Type) -> bool:

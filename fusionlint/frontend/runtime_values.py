@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from fusionlint.frontend.cursors import function_label, loc_of, written
-from fusionlint.model.values import Symbol, Unknown, Value
+from fusionlint.frontend.choices import calls_defined_code
+from fusionlint.frontend.cursors import expr_children, function_label, loc_of, written
+from fusionlint.model.values import Key, Symbol, Unknown, Value, runtime_of, runtime_source
+
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from fusionlint.frontend.frames import Frame
+
+K = ci.CursorKind
 
 
 RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVALUEREFERENCE,
@@ -24,6 +32,7 @@ def computed_from(call: ci.Cursor, name: str, why: str) -> str:
     with ``why`` where the text does not show it."""
     text = written(call)
     text = text if text and len(text) <= 60 else f"{name}()"
+    why = runtime_source(why)
     return f"`{text}`" if why.strip("`") in text else f"`{text}`, from {why}"
 
 
@@ -38,7 +47,7 @@ def parameter_value(fn: ci.Cursor, param: ci.Cursor, entry: bool = False) -> Val
     """The value of a parameter of a function analysed without a caller (``entry``: an entry
     point of the project, whose parameters are input from outside it at run time)."""
     if is_runtime_object(param.type):
-        return Symbol(param.spelling, param.type.spelling, loc_of(param))
+        return Symbol(param.spelling, param.type.spelling, loc_of(param), from_caller=not entry)
     return Unknown(f"{param.spelling} is a parameter of {fn.spelling}(); its value comes from the caller",
                    loc_of(param), param.type.spelling, runtime=entry_input(param.spelling, fn) if entry else "")
 
@@ -46,3 +55,65 @@ def parameter_value(fn: ci.Cursor, param: ci.Cursor, entry: bool = False) -> Val
 def entry_input(spelled: str, fn: ci.Cursor) -> str:
     """The run-time data a parameter (or a part of one) of an entry point ``fn`` is."""
     return f"`{spelled}`, input of {function_label(fn)}(), which no file of the project calls"
+
+
+class CallerValuesMixin:
+    """Values from outside the function being run (mixed into ``Interpreter``): storage inside a
+    parameter of a function analysed without a caller, the object a method without a body is
+    called on, and which of them are run-time data."""
+
+    def _receiver(self, callee: ci.Cursor | None, this_key: Key | None) -> Value | None:
+        """The object a method without a body here is called on (``t`` of ``t.size(0)``, the
+        temporary ``t.size(0)`` of its conversion to ``int64_t``); None for a plain function."""
+        if this_key is not None:
+            return self.env.get(this_key)
+        if callee is None or callee.kind != K.MEMBER_REF_EXPR:
+            return None
+        base = expr_children(callee)
+        return self.eval(base[0]) if base and not calls_defined_code(base[0]) else None
+
+    def _from_caller(self, key: Key) -> tuple[Frame, str, str] | None:
+        """(frame, parameter, the storage as written) for storage inside a parameter of a function
+        analysed without a caller (``g.m`` of ``const GemmArgs &g``); None for other storage."""
+        names = []
+        while key and key[0] in ("member", "elem"):
+            names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
+            key = key[1]
+        if not names or not key or key[0] != "param":
+            return None
+        frame = next((f for f in self.frames if f.id == key[1]), None)
+        if frame is None or key[2] not in frame.from_caller:
+            return None
+        param = frame.from_caller[key[2]]
+        return frame, param, param + "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
+
+    def _unset_reason(self, key: Key) -> str | None:
+        """Why storage inside a parameter of a function analysed without a caller has no value: it
+        comes from the caller. None for other storage."""
+        found = self._from_caller(key)
+        if found is None:
+            return None
+        frame, param, spelled = found
+        return f"{spelled} comes from the caller ({param} is a parameter of {frame.function.spelling}())"
+
+    def _unset_runtime(self, key: Key) -> str:
+        """The run-time input storage inside a parameter of the root function is, when that
+        function is an entry point of the project (``entry_root``); else ""."""
+        found = self._from_caller(key)
+        if found is None or not self.entry_root or found[0] is not self.frames[0]:
+            return ""
+        return entry_input(found[2], found[0].function)
+
+    def _member_runtime(self, key: Key | None, cursor: ci.Cursor) -> str:
+        """A field not set here of an object that is run-time data (``A->rows`` of a tensor a
+        library call returned, ``info()->sm_count``): that field, of that object; else ""."""
+        if key is None:  # of a temporary: the object's value
+            base = expr_children(cursor)[:1]
+            value = self.eval(base[0]) if base and not calls_defined_code(base[0]) else None
+        else:
+            root = key
+            while root and root[0] in ("member", "elem"):
+                root = root[1]
+            value = self.env.get(root)
+        why = runtime_of(value)
+        return computed_from(cursor, cursor.spelling, why) if why else ""

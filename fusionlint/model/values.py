@@ -5,6 +5,7 @@ Every value remembers where it came from, so a finding can point at the line tha
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Union
 
@@ -81,6 +82,10 @@ class Symbol:
     ctype: str = ""
     origin: Loc | None = None
     ident: int = 0  # distinguishes runtime values with the same name (two allocations)
+    # not known to be run-time data: the caller's object (a parameter of a function analysed
+    # without a caller that is no entry point of the project, or any without the project index),
+    # or an object built here from no run-time data
+    from_caller: bool = False
 
 
 Value = Union[Known, Unknown, Address, Handle, Symbol]
@@ -109,8 +114,20 @@ def runtime_of(v: Value | None) -> str:
     if isinstance(v, Unknown):
         return v.runtime
     if isinstance(v, Symbol):
-        return f"`{v.name}`"
+        return "" if v.from_caller else f"`{v.name}`"
     return ""
+
+
+_DERIVED = re.compile(r"^(?:the condition `[^`]*` at line \d+, on |`[^`]*`, from )")
+
+
+def runtime_source(phrase: str) -> str:
+    """Where a run-time data phrase starts: ``the condition `c` at line 9, on `n`, input of f()``
+    and ```size(n)`, from `n`, ...`` are both about ``n``: the phrase with what was derived from it
+    taken off (a value derived in steps names its source, not every step)."""
+    while (m := _DERIVED.match(phrase)) and phrase[m.end():]:
+        phrase = phrase[m.end():]
+    return phrase
 
 
 def first_runtime(values) -> str:

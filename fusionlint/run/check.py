@@ -566,7 +566,9 @@ def _summary(opts: CheckOptions, fmt: str, files: int, findings: int, undecided:
         return
     from fusionlint.report.text import format_summary, format_undecided
 
-    unique = set(undecided)
+    from fusionlint.findings import merge_undecided
+
+    unique = merge_undecided(undecided)
     if verbose:
         sys.stderr.write(format_undecided(list(unique)))
     sys.stderr.write(format_summary(files, findings, len(unique), verbose))
