@@ -33,6 +33,7 @@ from fusionlint.frontend import clangext
 from fusionlint.frontend.cublaslt import CublasLtHandler
 from fusionlint.frontend.interp import FUNCTION_KINDS, Interpreter, function_label, loc_of
 from fusionlint.frontend.parse import is_virtual
+from fusionlint.frontend.runtime_values import is_runtime_object
 from fusionlint.model.call_context import CallContext, context_to_json
 from fusionlint.model.cublaslt_facts import CallStep
 from fusionlint.model.values import Unknown
@@ -48,19 +49,9 @@ RECORD_FORMAT = 2
 K = ci.CursorKind
 
 # the interpreter's reasons for a value that comes from a parameter of the function analysed
-# without a caller (interp._parameter_value, Interpreter._unset_reason)
+# without a caller (runtime_values.parameter_value, CallerValuesMixin._unset_reason)
 _PARAM = re.compile(r"^(?P<param>\w+) is a parameter of (?P<fn>[\w:~<>]+)\(\); its value comes from the caller$")
 _MEMBER = re.compile(r"^\S+ comes from the caller \((?P<param>\w+) is a parameter of (?P<fn>[\w:~<>]+)\(\)\)$")
-
-
-_RUNTIME_TYPE_KINDS = {ci.TypeKind.POINTER, ci.TypeKind.RECORD, ci.TypeKind.LVALUEREFERENCE,
-                       ci.TypeKind.RVALUEREFERENCE, ci.TypeKind.MEMBERPOINTER}
-
-
-def _is_runtime_object(t: ci.Type) -> bool:
-    """Pointers, handles, objects and references: what a parameter without a caller is a symbol of
-    (the interpreter's own test), not a value another unit can hand over."""
-    return t.get_canonical().kind in _RUNTIME_TYPE_KINDS
 
 
 class IndexHandler(CublasLtHandler):
@@ -125,7 +116,7 @@ def index_unit(unit: ParsedUnit, model: ApiModel) -> dict:
         mine = reaches.get(f.spelling, {})
         out_functions.append({
             "usr": usr, "name": f.spelling, "label": label, "line": loc_of(f).line,
-            "params": [{"name": p.spelling, "type": p.type.spelling, "runtime": _is_runtime_object(p.type)}
+            "params": [{"name": p.spelling, "type": p.type.spelling, "runtime": is_runtime_object(p.type)}
                        for p in params],
             "reaches": {p: sorted(v) for p, v in sorted(mine.items())},
             "configurations": counts.get(label, 0),
