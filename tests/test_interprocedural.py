@@ -203,3 +203,15 @@ def test_an_attribute_set_on_the_path_to_the_call_is_known_there_and_one_set_off
     assert (md["TRANSA"]["name"], md["EPILOGUE"]["name"]) == ("CUBLAS_OP_T", "CUBLASLT_EPILOGUE_RELU")
     # set under `if (use_bias)` before the loop: on some paths to the call only
     assert md["BIAS_POINTER"]["unknown"] == "set conditionally at line 12"
+
+
+def test_a_struct_assigned_as_a_whole_takes_its_sources_members_or_forgets_them():
+    """fixtures/interprocedural/struct_assignment.cpp: `c = *reinterpret_cast<Config *>(p)` (the
+    implicit operator=, whose body libclang does not show) replaces the defaults; `c = preset`
+    copies the preset's members."""
+    rc, out, err = run_cli("facts", HERE / "struct_assignment.cpp")
+    assert rc == 0, err
+    by_root = {c["via"][0]["caller"]: c["parameters"]["matmul_desc"] for c in json.loads(out) if c["kind"] == "matmul"}
+    opaque, preset = by_root["from_opaque"], by_root["from_preset"]
+    assert opaque["TRANSA"]["unknown"] == opaque["TRANSB"]["unknown"] == "assigned at line 23"
+    assert (preset["TRANSA"]["name"], preset["TRANSB"]["name"]) == ("CUBLAS_OP_T", "CUBLAS_OP_N")

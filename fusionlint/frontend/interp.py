@@ -396,6 +396,9 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                 this_key = self.lvalue_key(base[0]) if base else (self.frame.this_key if self.frames else None)
             elif self.frames:
                 this_key = self.frame.this_key
+        if ref is not None and ref.kind == K.CXX_METHOD and ref.spelling == "operator=" and ref.is_default_method() \
+                and len(arg_cursors) == 2 and (callee is None or callee.kind != K.MEMBER_REF_EXPR):
+            return self._default_assignment(arg_cursors, origin)  # ``a = b`` of a class: a copy of b's members
         args = [self.eval(a) for a in arg_cursors]
         target = self._callee_definition(cursor)
         if target is None and this_key is not None and ref is not None and is_smart_pointer(ref.semantic_parent):
@@ -415,6 +418,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             if isinstance(result, Unknown) and _is_runtime_object(cursor.type):
                 return self.runtime_symbol(f"{name}()", cursor.type.spelling, origin)  # a pointer/object
             return result
+        if this_key is not None and ref is not None and ref.kind == K.CXX_METHOD and not ref.is_const_method():
+            self._changed_by_method(this_key, ref.spelling, arg_cursors, args, origin)
         folded = clangext.evaluate(cursor) if not cursor.type.kind == ci.TypeKind.VOID else None
         if not name:  # a call through a function pointer (or another callee without a name)
             name = _callee_text(callee)
