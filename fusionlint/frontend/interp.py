@@ -418,8 +418,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             if isinstance(result, Unknown) and _is_runtime_object(cursor.type):
                 return self.runtime_symbol(f"{name}()", cursor.type.spelling, origin)  # a pointer/object
             return result
-        if this_key is not None and ref is not None and ref.kind == K.CXX_METHOD and not ref.is_const_method():
-            self._changed_by_method(this_key, ref.spelling, arg_cursors, args, origin)
         folded = clangext.evaluate(cursor) if not cursor.type.kind == ci.TypeKind.VOID else None
         if not name:  # a call through a function pointer (or another callee without a name)
             name = _callee_text(callee)

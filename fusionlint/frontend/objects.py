@@ -45,28 +45,23 @@ class ObjectsMixin:
 
     def _default_assignment(self, arg_cursors: list[ci.Cursor], origin: Loc) -> Value:
         """``a = b`` with a class's implicit (or defaulted) assignment operator, whose body libclang
-        does not show: ``a``'s members become ``b``'s (see ``_changed_by_method``)."""
+        does not show: ``a``'s members become ``b``'s (see ``_assigned``)."""
         target, value = self.lvalue_key(arg_cursors[0]), self.eval(arg_cursors[1])
         if target is not None:
-            self._changed_by_method(target, "operator=", arg_cursors[1:], [value], origin)
+            self._assigned(target, arg_cursors[1], value, origin)
         return value
 
-    def _changed_by_method(self, key: Key, method: str, arg_cursors: list[ci.Cursor], args: list[Value],
-                           origin: Loc) -> None:
-        """A non-const method run without its body (none here, or past the step limit) may change the
-        object it is called on: an assignment copies its source's members where the source is storage
-        the interpreter knows (``c = other``); else what is known of the object's members is forgotten
-        (``c = *reinterpret_cast<Config *>(p)``, ``obj.load(path)``), as run-time data where its
-        arguments are."""
-        if method == "operator=" and arg_cursors:
-            src = self.lvalue_key(arg_cursors[0]) or self._copy_source(arg_cursors[0])
-            if src is not None:
-                self._copy_members(src, key)
-                return
-        what = "assigned" if method == "operator=" else f"changed by {method}()"
-        why = first_runtime(args)
+    def _assigned(self, key: Key, source: ci.Cursor, value: Value, origin: Loc) -> None:
+        """``key``'s members after ``key = source``: the source's where it is storage the interpreter
+        knows (``c = preset``); else forgotten (``c = *reinterpret_cast<Config *>(p)``), as run-time
+        data where the source is."""
+        src = self.lvalue_key(source) or self._copy_source(source)
+        if src is not None:
+            self._copy_members(src, key)
+            return
+        why = first_runtime((value,))
         for k in [k for k in self.env if self._inside(k, key)]:
-            self.env[k] = Unknown(f"{what} at line {origin.line}", origin, runtime=why)
+            self.env[k] = Unknown(f"assigned at line {origin.line}", origin, runtime=why)
 
     def _bindings(self, decl: ci.Cursor) -> None:
         """``auto [a, b] = expr;``: the names are parts of an object (a tensor's dimensions, a pair
