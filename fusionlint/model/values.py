@@ -41,8 +41,8 @@ class Unknown:
     # the runtime choices (interpreter decision keys: a branch, a ternary, a switch) this value
     # differs by; forcing them one way or the other makes it known (see Interpreter.decisions)
     choices: tuple[str, ...] = ()
-    # what run-time data the value comes from, as a phrase ("size() of `input`", "the condition
-    # `bias != nullptr` at line 12"); "" when the reason is not known to be run-time data (a value
+    # what run-time data the value comes from, as a phrase ("`input.size(0)`", "the condition
+    # `bias != nullptr` at line 12, on `bias`"); "" when the reason is not known to be run-time data (a value
     # the linter could not follow, a compiler-only type, a limit of the analysis)
     runtime: str = ""
 
