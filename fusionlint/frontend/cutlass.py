@@ -33,6 +33,7 @@ from fusionlint.frontend.cutlass_eval import (
 )
 from fusionlint.frontend.cutlass_eval import shape_list as _shape_list
 from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
+from fusionlint.frontend.cutlass_storage import fill_builder_stages
 from fusionlint.frontend.cutlass_problem import literal_problems
 from fusionlint.model.values import Loc
 from fusionlint.frontend.cutlass_ast import AstNode, AstReader
@@ -72,6 +73,8 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
         except Exception as exc:  # noqa: BLE001 - the syntactic facts stay valid
             for g in gemms:
                 g.notes.append(f"reading the instantiated templates failed: {type(exc).__name__}: {exc}")
+    for g in gemms:  # what the compiler did not tell (source mode, or not instantiated)
+        _builder_stages(g, ev, path)
     _nearby_errors(gemms, unit, path)
     for g in gemms:
         g.collect_unknowns()
@@ -311,6 +314,7 @@ def _stage_facts(f: MainloopBuilder, a: ArgRes | None) -> None:
                                                                                   "carve-out not constant"))
             if n is None and v.args and isinstance(v.args[0], VUnknown) and v.args[0].tag:
                 f.carveout_of = derived(v.args[0].tag)
+                f._carveout_key = v.args[0].of  # type: ignore[attr-defined]  # the epilogue it is the storage of
         f.stages = derived(None, "chosen by the collective builder from the shared memory left"
                            + (" after the carve-out" if n else ""))
         return
@@ -558,6 +562,15 @@ def _build_gemms(ev: Evaluator, path: str) -> list[CutlassGemm]:
             gemms.append(g)
     gemms.sort(key=lambda g: (g.loc.line, g.loc.column, g.context))
     return gemms
+
+
+def _builder_stages(g: CutlassGemm, ev: Evaluator, path: str) -> None:
+    """An automatic stage count's carve-out and stages as the sm_90 builders compute them (source mode)."""
+    ml = g.mainloop
+    if not isinstance(ml, MainloopBuilder):
+        return
+    epi = ev.constructs.get(getattr(ml, "_carveout_key", ()))
+    fill_builder_stages(ml, epilogue_facts(path, epi) if epi is not None and epi.kind == "epilogue_builder" else None)
 
 
 def _holder_loc(c: Construct, path: str) -> Loc:

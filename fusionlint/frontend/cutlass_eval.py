@@ -56,6 +56,7 @@ class VUnknown:
     # what the unknown value is, where a rule can still use that: "epilogue_shared_storage" for
     # sizeof(CollectiveEpilogue::SharedStorage), whose lower bound the rules compute from the epilogue
     tag: str = ""
+    of: tuple = ()  # with a tag: the key of the construct it is a member of (that epilogue builder)
 
 
 @dataclass(frozen=True)
@@ -411,7 +412,7 @@ class Evaluator:
             r = self.eval_term(term.operand, scope, env)
             if isinstance(r.value, VUnknown):
                 return Res(VUnknown(f"sizeof: {r.value.reason}" if not r.value.reason.startswith("sizeof")
-                                    else r.value.reason, r.value.tag), origin)
+                                    else r.value.reason, r.value.tag, r.value.of), origin)
             bits = element_size_bits(r.value)
             if bits is None or bits == 0:
                 return unknown(f"{term.op} of {render(r.value)} is only known to the compiler", origin)
@@ -691,7 +692,7 @@ class Evaluator:
             alias = r.via[0] if r.via else what
             tag = "epilogue_shared_storage" if v.key[0] == "epilogue_builder" and name == "SharedStorage" else ""
             return ("value", Res(VUnknown(f"{alias}::{name} is a member of the CUTLASS {what}, only known with the "
-                                          "CUTLASS headers", tag), origin))
+                                          "CUTLASS headers", tag, v.key if tag else ()), origin))
         if isinstance(v, VType):
             q = v.name
             if name == "value" and q == "cutlass::sizeof_bits" and v.args:
