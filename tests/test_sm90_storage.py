@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from fusionlint.evidence.sweep_sm90_storage import INCLUDES, declarations, sample
+from fusionlint.evidence.sweep_sm90_storage import INCLUDES, capacity_edge, declarations, gemm_program, sample
 from fusionlint.frontend.cutlass import extract_cutlass
 from fusionlint.frontend.parse import ParseOptions, parse_file
 from fusionlint.model import sm90_storage
+from fusionlint.rules.loader import load_rules
+from fusionlint.run.pipeline import check_file
 
 RECORD = ROOT / "kernels_ref" / "evidence" / "nvcc-sm90-storage-sweep.json"
 
@@ -93,3 +95,40 @@ def test_a_fusion_with_shared_memory_stays_unknown(tmp_path):
 ])
 def test_auto_stage_count(m, n, k, bits, carveout, stages):
     assert sm90_storage.auto_stage_count(carveout, m, n, k, bits, bits) == stages
+
+
+DEVICE = ROOT / "kernels_ref" / "evidence" / "h200-kernel-smem.json"
+
+
+def test_the_capacity_edge_on_the_h200_and_fusionlints_verdicts(tmp_path):
+    """Every StageCountAuto configuration of the sample with a TMA epilogue and the default fusion was built
+    and run on the H200 (tools: fusionlint.evidence.harness over sweep_sm90_storage.gemm_program): it works
+    exactly when nvcc's sizeof(GemmKernel::SharedStorage) fits in 232448 bytes, and fusionlint's FL312 in
+    source mode flags exactly those that do not (the warp-specialized kernel's union included: FL312 used to
+    flag 9 of the sample's working ones)."""
+    programs = json.loads(DEVICE.read_text())["programs"]
+    edge = capacity_edge(record())
+    assert len(edge) == 30
+    over = {c["id"] for c in edge if c["kernel_storage_bytes"] > 232448}
+    ran = {int(Path(k).stem[5:]): p for k, p in programs.items() if Path(k).name.startswith("sweep")}
+    assert set(ran) == {c["id"] for c in edge}
+    # one more does not compile for another reason: TileN 144 with tf32 ("Stride Divisibility Condition"
+    # when the host side builds the TMA copies), which FL333 reports
+    not_built = {i for i, p in ran.items() if p["build_rc"] != 0}
+    assert not_built == {311} and "Stride Divisibility Condition" in ran[311]["log"]
+    assert {i for i, p in ran.items() if not p["works"]} - not_built == over and len(over) == 14
+    for i in over:  # the GEMM builds and can_implement passes; initialize() is refused
+        assert ran[i]["build_rc"] == 0 and [(c["function"], c["status"]) for c in ran[i]["calls"]] == \
+            [("can_implement", "Success"), ("initialize", "ErrorInternal")]
+    for c in edge:
+        (tmp_path / f"sweep{c['id']:03d}.cu").write_text(gemm_program(c))
+    flagged, errors, rules = set(), {}, load_rules()
+    for path in sorted(tmp_path.glob("sweep*.cu")):
+        checked = check_file(path, rules, ParseOptions(use_system_headers=False), "sm_90")
+        codes = {f.code for f in checked.findings if f.severity == "error"}
+        errors[int(path.stem[5:])] = codes
+        if "FL312" in codes:
+            flagged.add(int(path.stem[5:]))
+    assert flagged == over
+    assert errors[311] == {"FL333"}
+    assert all(not codes for i, codes in errors.items() if ran[i]["works"])

@@ -139,6 +139,27 @@ def program(cfgs: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def gemm_program(cfg: dict) -> str:
+    """A self-checking program of one configuration: its GEMM run once at twice its tile (K four times)
+    through ``probe_gemm3x`` of fusionlint_cutlass_probe.h, which prints the ``EVIDENCE`` lines the
+    harness (:mod:`fusionlint.evidence.harness`) records. Built and run on the H200 for the automatic
+    stage counts whose kernel storage lies on either side of sm_90's capacity."""
+    m, n, k = cfg["tile"]
+    lines = [f"// configuration {cfg['id']} of kernels_ref/evidence/nvcc-sm90-storage-sweep.json"]
+    lines += [f"#include \"{h}\"" for h in INCLUDES]
+    lines += ["#include \"cutlass/gemm/device/gemm_universal_adapter.h\"", "#include \"fusionlint_cutlass_probe.h\"", "",
+              declarations(cfg), f"using Gemm = cutlass::gemm::device::GemmUniversalAdapter<cfg{cfg['id']}::GemmKernel>;",
+              f"int main() {{ probe_gemm3x<Gemm>({2 * m}, {2 * n}, {4 * k}); return 0; }}", ""]
+    return "\n".join(lines)
+
+
+def capacity_edge(record: dict) -> list[dict]:
+    """The compiled configurations with StageCountAuto, a TMA epilogue and the default fusion: those whose
+    kernel storage exceeds 232448 bytes (initialize() should fail) and those that fit (it should not)."""
+    return [c for c in record["configurations"] if c["compiles"] and c["stage_count"] == "auto"
+            and c["fusion"] == "default" and c["epilogue_schedule"].rsplit("::", 1)[-1].startswith("TmaWarp")]
+
+
 def _first_error(text: str) -> str:
     for line in text.splitlines():
         if "error" in line:

@@ -13,17 +13,7 @@ from fusionlint.model.cutlass_facts import EpilogueBuilder, MainloopBuilder, Par
 
 _SM90, _TENSOR_OP = "cutlass::arch::Sm90", "cutlass::arch::OpClassTensorOp"
 _ROW, _COL = "cutlass::layout::RowMajor", "cutlass::layout::ColumnMajor"
-_NO_SMEM = {"cutlass::epilogue::NoSmemWarpSpecialized", "cutlass::epilogue::collective::EpilogueScheduleAuto"}
 _AUTO_TILE = "cutlass::epilogue::collective::EpilogueTileAuto"
-# the kernel schedules of the builders whose PipelineStages is compute_stage_count_or_override with the
-# 128-byte alignment and sm_90's whole capacity (GMMA_TMA_WS_SS and GMMA_TMA_WS_FP8_FAST_ACCUM_SS,
-# gemm/collective/builders/sm90_gmma_builder.inl:188-270, 503-585), and KernelScheduleAuto, which picks
-# one of them for TMA-aligned operands of one width (:1000-1040)
-_SS_SCHEDULES = {f"cutlass::gemm::{s}" for s in (
-    "KernelTmaWarpSpecialized", "KernelTmaWarpSpecializedPingpong", "KernelTmaWarpSpecializedCooperative",
-    "KernelTmaWarpSpecializedFP8FastAccum", "KernelTmaWarpSpecializedPingpongFP8FastAccum",
-    "KernelTmaWarpSpecializedCooperativeFP8FastAccum")}
-_AUTO_SCHEDULE = "cutlass::gemm::collective::KernelScheduleAuto"
 _MODEL = "as CUTLASS 4.2's sm_90 builders compute it (fusionlint.model.sm90_storage)"
 
 
@@ -43,49 +33,36 @@ def _row(p: Param) -> bool | None:
     return {_ROW: True, _COL: False}.get(p.value) if isinstance(p.value, str) else None
 
 
+def _short(p: Param) -> str | None:
+    return p.value.rsplit("::", 1)[-1] if isinstance(p.value, str) else None
+
+
 def epilogue_storage_bytes(ep: EpilogueBuilder) -> int | None:
     """sizeof(CollectiveEpilogue::SharedStorage) of an sm_90 epilogue builder, or None outside the measured space."""
     if ep.arch.value != _SM90 or ep.op_class.value != _TENSOR_OP:
         return None
-    sched, fusion = ep.epilogue_schedule.value, ep.fusion_op.value
-    if sched in _NO_SMEM:
-        return 1 if fusion == "cutlass::epilogue::fusion::LinearCombination" else None  # an empty struct
-    short = sched.rsplit("::", 1)[-1] if isinstance(sched, str) and sched.startswith("cutlass::epilogue::") else None
-    if short not in sm90_storage.TMA_SCHEDULES or fusion not in sm90_storage.EMPTY_STORAGE_FUSIONS:
-        return None
     tile = _ints(ep.tile_shape, 2)
-    bits_d, c_row, d_row = ep.element_d.bits, _row(ep.layout_c), _row(ep.layout_d)
+    c_row, d_row, sched = _row(ep.layout_c), _row(ep.layout_d), _short(ep.epilogue_schedule)
     bits_c = 0 if ep.element_c.value == "void" else ep.element_c.bits
-    if tile is None or c_row is None or d_row is None or not isinstance(bits_c, int) or bits_d not in (8, 16, 32) \
-            or bits_c not in (0, 8, 16, 32):
+    explicit = None if ep.epilogue_tile.value == _AUTO_TILE else _ints(ep.epilogue_tile, 2)
+    if tile is None or c_row is None or d_row is None or sched is None or not isinstance(bits_c, int) \
+            or not isinstance(ep.element_d.bits, int) or not isinstance(ep.fusion_op.value, str) \
+            or (explicit is None and ep.epilogue_tile.value != _AUTO_TILE):
         return None
-    if ep.epilogue_tile.value == _AUTO_TILE:
-        epi = sm90_storage.epilogue_tile_auto(tile[0], tile[1], bits_d, sm90_storage.TMA_SCHEDULES[short])
-    else:
-        epi = _ints(ep.epilogue_tile, 2)
-        if epi is None:
-            return None
-    return sm90_storage.tma_epilogue_storage_bytes(tile[0], tile[1], epi[0], epi[1], bits_c, c_row, bits_d, d_row)
+    got = sm90_storage.epilogue_parts(sched, ep.fusion_op.value, tile[0], tile[1],
+                                      tuple(explicit) if explicit else None, bits_c, c_row, ep.element_d.bits, d_row)
+    return None if got is None else got[1]
 
 
 def _ss_builder(ml: MainloopBuilder) -> bool:
-    """The builder that makes this mainloop sizes its stages with compute_stage_count_or_override (128-byte
-    alignment): sm_90 tensor ops, one of _SS_SCHEDULES, A and B of one width that is 16-bit or K-major
-    (else is_use_rmem_A takes the RS builder, sm90_common.inl:394-415)."""
-    if ml.arch.value != _SM90 or ml.op_class.value != _TENSOR_OP:
+    """The builder that makes this mainloop sizes its stages with compute_stage_count_or_override
+    (sm90_storage.ss_kernel)."""
+    tile, a_row, b_row, sched = _ints(ml.tile_shape, 1), _row(ml.layout_a), _row(ml.layout_b), _short(ml.kernel_schedule)
+    if ml.arch.value != _SM90 or ml.op_class.value != _TENSOR_OP or tile is None or a_row is None or b_row is None \
+            or sched is None or not isinstance(ml.element_a.bits, int) or not isinstance(ml.element_b.bits, int):
         return False
-    bits_a, bits_b = ml.element_a.bits, ml.element_b.bits
-    if bits_a not in (8, 16, 32) or bits_a != bits_b:
-        return False
-    a_row, b_row = _row(ml.layout_a), _row(ml.layout_b)
-    if a_row is None or b_row is None or (bits_a != 16 and not (a_row and not b_row)):
-        return False
-    sched = ml.kernel_schedule.value
-    if sched == _AUTO_SCHEDULE:
-        align_a, align_b = _int(ml.alignment_a), _int(ml.alignment_b)
-        return align_a is not None and align_b is not None and (align_a * bits_a) % 128 == 0 \
-            and (align_b * bits_b) % 128 == 0
-    return sched in _SS_SCHEDULES
+    return sm90_storage.ss_kernel(sched, tile[0], ml.element_a.bits, ml.element_b.bits, a_row, b_row,
+                                  _int(ml.alignment_a), _int(ml.alignment_b)) is not None
 
 
 def fill_builder_stages(ml: MainloopBuilder, carveout_epilogue: EpilogueBuilder | None) -> None:

@@ -21,6 +21,15 @@ EMPTY_STORAGE_FUSIONS = frozenset({
     "cutlass::epilogue::fusion::LinCombEltAct",
 })
 TMA_SCHEDULES = {"TmaWarpSpecialized": False, "TmaWarpSpecializedCooperative": True}  # -> cooperative
+NO_SMEM_SCHEDULES = {"NoSmemWarpSpecialized", "EpilogueScheduleAuto"}  # Auto builds NoSmem (sm90_builder.inl:620)
+DEFAULT_FUSION = "cutlass::epilogue::fusion::LinearCombination"
+# the mainloop kernel schedules of the SS builders measured (GMMA_TMA_WS_SS, GMMA_TMA_WS_FP8_FAST_ACCUM_SS:
+# gemm/collective/builders/sm90_gmma_builder.inl:188-270, 503-585), with the GemmUniversal kernel each makes
+SS_KERNELS = {
+    "KernelTmaWarpSpecialized": "warpspecialized", "KernelTmaWarpSpecializedFP8FastAccum": "warpspecialized",
+    "KernelTmaWarpSpecializedPingpong": "pingpong", "KernelTmaWarpSpecializedPingpongFP8FastAccum": "pingpong",
+    "KernelTmaWarpSpecializedCooperative": "cooperative", "KernelTmaWarpSpecializedCooperativeFP8FastAccum": "cooperative",
+}
 
 
 def _round_up(x: int, m: int) -> int:
@@ -57,14 +66,32 @@ def swizzle_alignment(contiguous: int, bits: int) -> int | None:
     return None
 
 
-def tma_epilogue_storage_bytes(tile_m: int, tile_n: int, epi_m: int, epi_n: int, bits_c: int, c_row_major: bool,
-                               bits_d: int, d_row_major: bool) -> int | None:
-    """sizeof(SharedStorage) of CollectiveEpilogue<Sm90TmaWarpSpecialized<...>> (epilogue/collective/
-    sm90_epilogue_tma_warpspecialized.hpp:161-230) with a fusion of no shared storage: the
-    collective's smem of C and D (a struct of both, a union when C's smem is reused for D, D alone
-    when C is void; each array aligned to its swizzle atom), then the empty fusion storage, then the C
-    load pipeline's barriers (2 x 8 bytes per C stage), the whole rounded to its alignment. bits_c 0
-    for a void C (its smem element is D's then). None where the builder would reject the tile."""
+def _struct(fields: list[tuple[int, int]], min_align: int = 1) -> tuple[int, int]:
+    """(sizeof, alignof) of a struct of ``fields`` (size, alignment) in order, as C++ lays it out."""
+    offset, align = 0, min_align
+    for size, a in fields:
+        offset = _round_up(offset, a) + size
+        align = max(align, a)
+    return _round_up(max(offset, 1), align), align
+
+
+def _union(fields: list[tuple[int, int]]) -> tuple[int, int]:
+    align = max(a for _, a in fields)
+    return _round_up(max(size for size, _ in fields), align), align
+
+
+EMPTY = (1, 1)  # an empty struct
+
+
+def tma_epilogue_parts(tile_m: int, tile_n: int, epi_m: int, epi_n: int, bits_c: int, c_row_major: bool,
+                       bits_d: int, d_row_major: bool) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """(sizeof, alignof) of the TensorStorage and of the PipelineStorage of CollectiveEpilogue<
+    Sm90TmaWarpSpecialized<...>> (epilogue/collective/sm90_epilogue_tma_warpspecialized.hpp:161-232)
+    with a fusion of no shared storage. TensorStorage: the collective's smem of C and D (a struct of
+    both, a union when C's smem is reused for D, D alone when C is void; each array aligned to its
+    swizzle atom), then the empty fusion storage. PipelineStorage: the C load pipeline's barriers,
+    2 x 8 bytes per C stage. bits_c 0 for a void C (its smem element is D's then). None where the
+    builder would reject the tile."""
     if epi_m <= 0 or epi_n <= 0 or tile_m % epi_m or tile_n % epi_n:
         return None
     stages_c, stages_d, reuse = epilogue_stages((tile_m // epi_m) * (tile_n // epi_n), bits_c, bits_d)
@@ -74,18 +101,88 @@ def tma_epilogue_storage_bytes(tile_m: int, tile_n: int, epi_m: int, epi_n: int,
     if align_c is None or align_d is None:
         return None
     tile = epi_m * epi_n
-    bytes_c, bytes_d = stages_c * tile * elem_c // 8, (stages_c if reuse else stages_d) * tile * bits_d // 8
+    arr_c = (stages_c * tile * elem_c // 8, align_c)
+    arr_d = ((stages_c if reuse else stages_d) * tile * bits_d // 8, align_d)
     if not bits_c:  # union { array<C, 0>; alignas(D) D[] }
-        align = align_d
-        collective = _round_up(max(1, bytes_d), align)
+        collective = _union([EMPTY, arr_d])
     elif reuse:  # union { alignas(max) C[]; alignas(max) D[] }
-        align = max(align_c, align_d)
-        collective = _round_up(max(bytes_c, bytes_d), align)
+        both = max(align_c, align_d)
+        collective = _union([(arr_c[0], both), (arr_d[0], both)])
     else:  # struct { alignas(C) C[]; alignas(D) D[] }
-        align = max(align_c, align_d)
-        collective = _round_up(_round_up(bytes_c, align_d) + bytes_d, align)
-    tensors = _round_up(collective + 1, align)  # + the empty FusionStorage, padded to the struct's alignment
-    return _round_up(tensors + 16 * stages_c, align)
+        collective = _struct([arr_c, arr_d])
+    return _struct([collective, EMPTY]), (16 * stages_c, 8)
+
+
+def tma_epilogue_storage_bytes(tile_m: int, tile_n: int, epi_m: int, epi_n: int, bits_c: int, c_row_major: bool,
+                               bits_d: int, d_row_major: bool) -> int | None:
+    """sizeof(CollectiveEpilogue::SharedStorage) of the TMA epilogue of tma_epilogue_parts: its
+    TensorStorage, then its PipelineStorage."""
+    parts = tma_epilogue_parts(tile_m, tile_n, epi_m, epi_n, bits_c, c_row_major, bits_d, d_row_major)
+    return None if parts is None else _struct(list(parts))[0]
+
+
+# the epilogues without shared memory (NoSmemWarpSpecialized, what EpilogueScheduleAuto builds:
+# epilogue/collective/detail.hpp:273-283): an empty TensorStorage and PipelineTransactionAsync<0>'s
+# storage, one byte each as nvcc lays them out (measured: the kernels' sizes match only so)
+NO_SMEM_EPILOGUE_PARTS = (EMPTY, (1, 1))
+
+
+def kernel_storage_bytes(kernel: str, tile_m: int, tile_n: int, tile_k: int, bits_a: int, bits_b: int, stages: int,
+                         epilogue: tuple[tuple[int, int], tuple[int, int]]) -> int | None:
+    """sizeof(GemmKernel::SharedStorage) of GemmUniversal with an SS TMA mainloop of ``stages`` stages and
+    an epilogue of (TensorStorage, PipelineStorage) ``epilogue``, for ``kernel`` "cooperative"
+    (sm90_gemm_tma_warpspecialized_cooperative.hpp:149-168: the pipelines' barriers, each 16-aligned,
+    with the load-order barrier; the tile scheduler's empty storage; a 128-aligned struct of the
+    epilogue's tensors then the mainloop's), "pingpong" (sm90_gemm_tma_warpspecialized_pingpong.hpp:
+    163-184: the same with the math warp groups' 2 x 2 order barriers) or "warpspecialized"
+    (sm90_gemm_tma_warpspecialized.hpp:120-137: a union of both tensor storages, then the barriers).
+    The mainloop's TensorStorage (sm90_mma_tma_gmma_ss_warpspecialized.hpp:153-158): A's and B's
+    stages as 16-aligned arrays in a 128-aligned struct; its pipeline: 2 x 8 bytes per stage."""
+    ml_tensors = _struct([(stages * -(-tile_m * tile_k * bits_a // 8), 16),
+                          (stages * -(-tile_n * tile_k * bits_b // 8), 16)], 128)
+    ml_pipeline = 16 * stages
+    ep_tensors, ep_pipeline = epilogue
+    if kernel in ("cooperative", "pingpong"):
+        barriers = [(ml_pipeline, 16), (ep_pipeline[0], 16)] + ([(32, 16)] if kernel == "pingpong" else []) \
+            + [(16, 16)]
+        return _struct([_struct(barriers, 16), (1, 16), _struct([ep_tensors, ml_tensors], 128)])[0]
+    if kernel == "warpspecialized":
+        return _struct([_union([ml_tensors, ep_tensors]), _struct([(ml_pipeline, 16), (ep_pipeline[0], 16)], 16)])[0]
+    return None
+
+
+def ss_kernel(schedule: str, tile_m: int, bits_a: int, bits_b: int, a_row_major: bool, b_row_major: bool,
+              align_a: int | None, align_b: int | None) -> str | None:
+    """The GemmUniversal kind ("cooperative", "pingpong", "warpspecialized") of a mainloop made by one of
+    the SS builders of SS_KERNELS, whose PipelineStages is compute_stage_count_or_override with a
+    128-byte alignment; None for any other builder. The SS builders take A and B of one width that is
+    16-bit or K-major (else is_use_rmem_A picks the RS builder, sm90_common.inl:394-415);
+    KernelScheduleAuto with TMA-aligned operands of one width takes Pingpong for TileM 64, else
+    Cooperative (sm90_gmma_builder.inl:1000-1040)."""
+    if bits_a not in (8, 16, 32) or bits_a != bits_b or (bits_a != 16 and not (a_row_major and not b_row_major)):
+        return None
+    if schedule == "KernelScheduleAuto":
+        if align_a is None or align_b is None or (align_a * bits_a) % 128 or (align_b * bits_b) % 128:
+            return None
+        return "pingpong" if tile_m == 64 else "cooperative"
+    return SS_KERNELS.get(schedule)
+
+
+def epilogue_parts(schedule: str, fusion: str, tile_m: int, tile_n: int, epilogue_tile: tuple[int, int] | None,
+                   bits_c: int, c_row_major: bool, bits_d: int, d_row_major: bool
+                   ) -> tuple[tuple[tuple[int, int], tuple[int, int]], int] | None:
+    """((TensorStorage, PipelineStorage) as (sizeof, alignof) pairs, sizeof(SharedStorage)) of the epilogue
+    an sm_90 epilogue builder makes: the TMA schedules (``schedule`` without namespace) with a fusion of
+    EMPTY_STORAGE_FUSIONS, ``epilogue_tile`` None for EpilogueTileAuto; NoSmemWarpSpecialized and
+    EpilogueScheduleAuto with the default fusion (one byte). bits_c 0 for a void C. None outside that."""
+    if schedule in NO_SMEM_SCHEDULES:
+        return (NO_SMEM_EPILOGUE_PARTS, 1) if fusion == DEFAULT_FUSION else None
+    if schedule not in TMA_SCHEDULES or fusion not in EMPTY_STORAGE_FUSIONS or bits_d not in (8, 16, 32) \
+            or bits_c not in (0, 8, 16, 32):
+        return None
+    epi = epilogue_tile or epilogue_tile_auto(tile_m, tile_n, bits_d, TMA_SCHEDULES[schedule])
+    parts = tma_epilogue_parts(tile_m, tile_n, epi[0], epi[1], bits_c, c_row_major, bits_d, d_row_major)
+    return None if parts is None else (parts, _struct(list(parts))[0])
 
 
 def auto_stage_count(carveout: int, tile_m: int, tile_n: int, tile_k: int, bits_a: int, bits_b: int,

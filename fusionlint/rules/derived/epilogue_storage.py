@@ -10,9 +10,10 @@ from __future__ import annotations
 from math import gcd
 
 from fusionlint.rules.derived.cutlass3 import (
-    _explicit_epilogue_tile, auto_stage_count_max, auto_stage_leftover_bytes, epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
+    _explicit_epilogue_tile, auto_stage_count_max, builder_kernel_schedule, auto_stage_leftover_bytes, epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
 )
-from fusionlint.rules.derived.cutlass_view import SM90_SMEM_CAPACITY, _part, _short, _tile
+from fusionlint.model import sm90_storage
+from fusionlint.rules.derived.cutlass_view import SM90_SMEM_CAPACITY, _ints, _part, _short, _tile
 from fusionlint.rules.derived.registry import View, derived
 
 
@@ -71,18 +72,89 @@ def epilogue_storage_min_bytes(view: View) -> int | None:
     return tensors + 16 * stages_c
 
 
+def _int(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _row(v) -> bool | None:
+    return {"RowMajor": True, "ColumnMajor": False}.get(_short(v) or "")
+
+
+def _ss_kernel(view: View) -> str | None:
+    """The GemmUniversal kind of an SS-builder mainloop (sm90_storage.ss_kernel), None for any other."""
+    ml = _part(view, "mainloop")
+    m, bits_a, bits_b = _tile(view, 0), _int(ml.get("element_a_bits")), _int(ml.get("element_b_bits"))
+    a_row, b_row, sched = _row(ml.get("layout_a")), _row(ml.get("layout_b")), _short(ml.get("kernel_schedule"))
+    if _short(ml.get("arch")) != "Sm90" or m is None or bits_a is None or bits_b is None or a_row is None \
+            or b_row is None or sched is None:
+        return None
+    return sm90_storage.ss_kernel(sched, m, bits_a, bits_b, a_row, b_row, _int(ml.get("alignment_a")),
+                                  _int(ml.get("alignment_b")))
+
+
+def _epilogue_parts(view: View):
+    """The epilogue's (TensorStorage, PipelineStorage) where fusionlint.model.sm90_storage knows them."""
+    ep = _part(view, "epilogue")
+    tile, sched, fusion = _ints(ep.get("tile_shape"), 2), _short(ep.get("epilogue_schedule")), ep.get("fusion_op")
+    c_row, d_row, bits_d = _row(ep.get("layout_c")), _row(ep.get("layout_d")), _int(ep.get("element_d_bits"))
+    bits_c = 0 if ep.get("element_c") == "void" else _int(ep.get("element_c_bits"))
+    auto = _short(ep.get("epilogue_tile")) == "EpilogueTileAuto"
+    explicit = None if auto else _ints(ep.get("epilogue_tile"), 2)
+    if _short(ep.get("arch")) != "Sm90" or tile is None or sched is None or not isinstance(fusion, str) \
+            or c_row is None or d_row is None or bits_d is None or bits_c is None or (explicit is None and not auto):
+        return None
+    got = sm90_storage.epilogue_parts(sched, fusion, tile[0], tile[1], tuple(explicit) if explicit else None,
+                                      bits_c, c_row, bits_d, d_row)
+    return None if got is None else got[0]
+
+
+@derived("kernel_smem_bytes", "cutlass")
+def kernel_smem_bytes(view: View) -> int | None:
+    """sizeof(GemmKernel::SharedStorage), what initialize() asks of the GPU, where
+    fusionlint.model.sm90_storage knows it (checked against nvcc over a sample of configurations):
+    an SS-builder mainloop with a known stage count (explicit, or the builder's automatic one) and a
+    TMA epilogue without fusion storage or a NoSmem one, in the cooperative, pingpong (both with the
+    default persistent tile scheduler) or warp-specialized kernel. None otherwise."""
+    kind, stages, parts = _ss_kernel(view), _int(_part(view, "mainloop").get("stages")), _epilogue_parts(view)
+    m, n, k = _tile(view, 0), _tile(view, 1), _tile(view, 2)
+    if kind is None or stages is None or parts is None or m is None or n is None or k is None:
+        return None
+    if kind != "warpspecialized" and _short(_part(view, "kernel").get("tile_scheduler")) not in \
+            ("PersistentScheduler", "void"):
+        return None
+    ml = _part(view, "mainloop")
+    return sm90_storage.kernel_storage_bytes(kind, m, n, k, ml["element_a_bits"], ml["element_b_bits"], stages, parts)
+
+
 @derived("kernel_smem_min_bytes", "cutlass")
 def kernel_smem_min_bytes(view: View) -> int | None:
-    """A lower bound of an explicit StageCount<N> kernel's shared memory: the mainloop's N stages and
-    the TMA epilogue's storage (the kernel's SharedStorage holds both, one after the other). The
-    mainloop alone when the epilogue's is not known and that already exceeds sm_90's capacity."""
+    """A lower bound of an explicit StageCount<N> kernel's shared memory: kernel_smem_bytes where it is
+    known; else the mainloop's N stages and the TMA epilogue's storage, which the persistent
+    (cooperative, pingpong) kernels' SharedStorage holds one after the other and the warp-specialized
+    one in a union (the larger of both). The mainloop alone when the epilogue's is not known and
+    that already exceeds sm_90's capacity."""
+    exact = kernel_smem_bytes(view)
+    if exact is not None and _part(view, "mainloop").get("stage_count_kind") == "fixed":
+        return exact
     ml = mainloop_smem_bytes(view)
     if ml is None:
         return None
     epi = epilogue_storage_min_bytes(view)
     if epi is None:
         return ml if ml > SM90_SMEM_CAPACITY else None
-    return ml + epi
+    return max(ml, epi) if _persistent(view) is False else ml + epi
+
+
+def _persistent(view: View) -> bool | None:
+    """Whether the kernel's SharedStorage holds the mainloop's and the epilogue's tensors one after the
+    other (the persistent cooperative and pingpong kernels) rather than in a union (the
+    warp-specialized kernel, sm90_gemm_tma_warpspecialized.hpp:120-128)."""
+    sched = builder_kernel_schedule(view)  # KernelScheduleAuto as the builder resolves it
+    if sched is None:
+        return None
+    if sched.startswith("KernelTmaWarpSpecialized") or sched.startswith("KernelCpAsyncWarpSpecialized"):
+        return "Pingpong" in sched or "Cooperative" in sched  # sm90_gemm_[tma_]warpspecialized.hpp: a union
+    return None
 
 
 @derived("kernel_smem_fits_sm90", "cutlass")
@@ -93,11 +165,20 @@ def kernel_smem_fits_sm90(view: View) -> bool | None:
 
 @derived("auto_stages_leave_no_epilogue_storage", "cutlass")
 def auto_stages_leave_no_epilogue_storage(view: View) -> bool | None:
-    """StageCountAuto (or a known carve-out) leaves less shared memory than the TMA epilogue's
-    SharedStorage needs (its lower bound, epilogue_storage_min_bytes)."""
+    """StageCountAuto (or a known carve-out) leaves less shared memory than the TMA epilogue needs:
+    the kernel's SharedStorage exceeds sm_90's capacity (kernel_smem_bytes where it is known; else, in
+    the persistent kernels, whose SharedStorage holds the epilogue's tensors after the mainloop's,
+    the space left by the stages against the lower bound epilogue_storage_min_bytes). The
+    warp-specialized kernel keeps both in a union, which the stages alone never overflow."""
     tma = tma_epilogue(view)
     if tma is not True:
         return None if tma is None else False
+    exact = kernel_smem_bytes(view)
+    if exact is not None:
+        return exact > SM90_SMEM_CAPACITY
+    persistent = _persistent(view)
+    if persistent is not True:  # the warp-specialized kernel's union: the epilogue shares the stages' memory
+        return None if persistent is None else False
     left, need = auto_stage_leftover_bytes(view), epilogue_storage_min_bytes(view)
     return None if left is None or need is None else left < need
 
