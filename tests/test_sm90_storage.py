@@ -4,8 +4,8 @@ kernels_ref/evidence/nvcc-sm90-storage-sweep.json holds, for a seeded random sam
 builder configurations, ``sizeof(CollectiveEpilogue::SharedStorage)``, the mainloop's builder-chosen
 ``Stages`` and ``sizeof(GemmKernel::SharedStorage)``, printed by host programs nvcc built
 (:mod:`fusionlint.evidence.sweep_sm90_storage`). The very declarations nvcc compiled are parsed here
-by fusionlint in source mode (no CUTLASS headers): every carve-out and every stage count must come
-out known and equal to nvcc's.
+by fusionlint in source mode (no CUTLASS headers): every carve-out, stage count and kernel storage size
+must come out known and equal to nvcc's.
 """
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from fusionlint.evidence.sweep_sm90_storage import INCLUDES, capacity_edge, decl
 from fusionlint.frontend.cutlass import extract_cutlass
 from fusionlint.frontend.parse import ParseOptions, parse_file
 from fusionlint.model import sm90_storage
+from fusionlint.rules.derived.epilogue_storage import kernel_smem_bytes
 from fusionlint.rules.loader import load_rules
+from fusionlint.rules.views import cutlass_view
 from fusionlint.run.pipeline import check_file
 
 RECORD = ROOT / "kernels_ref" / "evidence" / "nvcc-sm90-storage-sweep.json"
@@ -74,6 +76,9 @@ def test_every_carveout_and_stage_count_equals_nvccs(tmp_path_factory):
                               c["epilogue_storage_bytes"]))
         if ml.stages.value != c["mainloop_stages"]:
             wrong.append((c["id"], "stages", ml.stages.value or ml.stages.unknown, c["mainloop_stages"]))
+        kernel = kernel_smem_bytes(cutlass_view(g))  # what FL305 and FL312 compare with sm_90's capacity
+        if kernel != c["kernel_storage_bytes"]:
+            wrong.append((c["id"], "kernel", kernel, c["kernel_storage_bytes"]))
     assert not missing and not wrong
 
 
