@@ -90,6 +90,28 @@ def sample(seed: int, count: int) -> list[dict]:
     return out
 
 
+def rs_grid() -> list[dict]:
+    """The register-sourced (RS) mainloop's K-iteration edge, whole: tf32 and FP8 operands in all four
+    layout pairs (only A RowMajor x B ColumnMajor is both K-major and takes the SS builder) and
+    TileK of 2, 3, 4 and 8 MMA K-blocks (tf32 8, FP8 32 per block), with the cooperative (128-row) and
+    pingpong (64-row) kernels, C and D float / half. Ids from 1000 (apart from :func:`sample`'s)."""
+    out: list[dict] = []
+    for ab, block, kernels in ((TF32, 8, [KS + "KernelTmaWarpSpecializedCooperative", KS + "KernelTmaWarpSpecializedPingpong"]),
+                               (E4M3, 32, [KS + "KernelTmaWarpSpecializedCooperative"])):
+        for la in (ROW, COL):
+            for lb in (ROW, COL):
+                for blocks in (2, 3, 4, 8):
+                    for kernel in kernels:
+                        coop = "Cooperative" in kernel
+                        d = "float" if ab == TF32 else HALF
+                        out.append({"id": 1000 + len(out), "element_a": ab, "element_b": ab, "layout_a": la,
+                                    "layout_b": lb, "tile": [128 if coop else 64, 128, blocks * block],
+                                    "element_c": d, "layout_c": ROW, "element_d": d, "layout_d": ROW,
+                                    "kernel_schedule": kernel, "epilogue_schedule": KERNELS[kernel],
+                                    "epilogue_tile": "auto", "fusion": "default", "stage_count": "carveout"})
+    return out
+
+
 def _int(v: int) -> str:
     return f"cute::Int<{v}>"
 
@@ -139,13 +161,13 @@ def program(cfgs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def gemm_program(cfg: dict) -> str:
+def gemm_program(cfg: dict, of: str = "kernels_ref/evidence/nvcc-sm90-storage-sweep.json") -> str:
     """A self-checking program of one configuration: its GEMM run once at twice its tile (K four times)
     through ``probe_gemm3x`` of fusionlint_cutlass_probe.h, which prints the ``EVIDENCE`` lines the
     harness (:mod:`fusionlint.evidence.harness`) records. Built and run on the H200 for the automatic
     stage counts whose kernel storage lies on either side of sm_90's capacity."""
     m, n, k = cfg["tile"]
-    lines = [f"// configuration {cfg['id']} of kernels_ref/evidence/nvcc-sm90-storage-sweep.json"]
+    lines = [f"// configuration {cfg['id']} of {of}"]
     lines += [f"#include \"{h}\"" for h in INCLUDES]
     lines += ["#include \"cutlass/gemm/device/gemm_universal_adapter.h\"", "#include \"fusionlint_cutlass_probe.h\"", "",
               declarations(cfg), f"using Gemm = cutlass::gemm::device::GemmUniversalAdapter<cfg{cfg['id']}::GemmKernel>;",

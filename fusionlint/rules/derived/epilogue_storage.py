@@ -133,16 +133,16 @@ def kernel_smem_min_bytes(view: View) -> int | None:
     (cooperative, pingpong) kernels' SharedStorage holds one after the other and the warp-specialized
     one in a union (the larger of both). The mainloop alone when the epilogue's is not known and
     that already exceeds sm_90's capacity."""
-    exact = kernel_smem_bytes(view)
-    if exact is not None and _part(view, "mainloop").get("stage_count_kind") == "fixed":
-        return exact
-    ml = mainloop_smem_bytes(view)
+    ml = mainloop_smem_bytes(view)  # None unless StageCount<N>: checked first, so nothing else is read then
     if ml is None:
         return None
+    exact = kernel_smem_bytes(view)
+    if exact is not None:
+        return exact
     epi = epilogue_storage_min_bytes(view)
     if epi is None:
         return ml if ml > SM90_SMEM_CAPACITY else None
-    return max(ml, epi) if _persistent(view) is False else ml + epi
+    return ml + epi if _persistent(view) is True else max(ml, epi)
 
 
 def _persistent(view: View) -> bool | None:
