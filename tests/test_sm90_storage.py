@@ -137,3 +137,35 @@ def test_the_capacity_edge_on_the_h200_and_fusionlints_verdicts(tmp_path):
     assert flagged == over
     assert errors[311] == {"FL333"}
     assert all(not codes for i, codes in errors.items() if ran[i]["works"])
+
+
+RS_GRID = ROOT / "kernels_ref" / "evidence" / "h200-rs-grid.json"
+# tf32 A and B ColumnMajor with TileK 24 (3 K-blocks): "Stride Divisibility Condition" slicing the RS
+# mainloop's MN-major smem stage, which FL333's derivation does not model for the RS paths
+RS_GRID_MISSED = {1026, 1027}
+
+
+def test_the_rs_mainloop_edge_on_the_h200_and_fusionlints_verdicts(tmp_path):
+    """The whole RS grid (tf32 and FP8, the four layout pairs, TileK of 2, 3, 4 and 8 MMA K-blocks) built
+    and run on the H200: fusionlint in source mode reports an error exactly on the programs that failed
+    (FL342, FL343, FL306, FL307, FL315 among them), none on the 19 that work (FL315 used to flag two of
+    them: the FP8 NN GEMMs take the RS mainloop, which has no promotion interval), with the two misses
+    named above."""
+    from fusionlint.evidence.sweep_sm90_storage import rs_grid
+    programs = json.loads(RS_GRID.read_text())["programs"]
+    grid = {c["id"]: c for c in rs_grid()}
+    ran = {int(Path(k).stem[2:]): p for k, p in programs.items()}
+    assert set(ran) == set(grid) and sum(p["works"] for p in ran.values()) == 19
+    rules, wrong, codes_of = load_rules(), [], {}
+    for i, c in grid.items():
+        path = tmp_path / f"rs{i}.cu"
+        path.write_text(gemm_program(c, "fusionlint.evidence.sweep_sm90_storage.rs_grid()"))
+        checked = check_file(path, rules, ParseOptions(use_system_headers=False), "sm_90")
+        codes = {f.code for f in checked.findings if f.severity == "error"}
+        codes_of[i] = codes
+        if bool(codes) == ran[i]["works"] and i not in RS_GRID_MISSED:
+            wrong.append((i, ran[i]["works"], sorted(codes)))
+    assert wrong == []
+    assert all(not codes_of[i] and not ran[i]["works"] for i in RS_GRID_MISSED)
+    rs_loops = {i for i, p in ran.items() if "RS loops require more than 2" in p["log"]}
+    assert rs_loops and all("FL342" in codes_of[i] or "FL307" in codes_of[i] for i in rs_loops)

@@ -338,6 +338,60 @@ def _operand_k_major(layout: Any, operand: str) -> bool | None:
     return short == ("RowMajor" if operand == "a" else "ColumnMajor")
 
 
+def _rmem_a(bits_a: int, bits_b: int, ka: bool, kb: bool) -> bool:
+    """is_use_rmem_A (gemm/collective/builders/sm90_common.inl:394-415) for elements without scales:
+    operands of different widths, or not both 16-bit and not both K-major, take the RS builder."""
+    return bits_a != bits_b or (not (bits_a == 16 and bits_b == 16) and not (ka and kb))
+
+
+@derived("register_sourced_a", "cutlass")
+def register_sourced_a(view: View) -> bool | None:
+    """The sm_90 builder takes the register-sourced (RS) mainloop (is_use_rmem_A): A and B of different
+    widths, or 8/32-bit operands not both K-major (A RowMajor and B ColumnMajor)."""
+    ml = _part(view, "mainloop")
+    bits_a, bits_b = ml.get("element_a_bits"), ml.get("element_b_bits")
+    ka, kb = _operand_k_major(ml.get("layout_a"), "a"), _operand_k_major(ml.get("layout_b"), "b")
+    if not isinstance(bits_a, int) or not isinstance(bits_b, int) or ka is None or kb is None:
+        return None
+    return _rmem_a(bits_a, bits_b, ka, kb)
+
+
+_RS_SCHEDULES = {"KernelTmaWarpSpecialized", "KernelTmaWarpSpecializedPingpong", "KernelTmaWarpSpecializedCooperative"}
+
+
+@derived("rs_mma_k_blocks", "cutlass")
+def rs_mma_k_blocks(view: View) -> int | None:
+    """MMA K-blocks per K tile of the TMA RS mainloop (GMMA_TMA_WS_RS, sm90_gmma_builder.inl:306-345)
+    for operands of one width: TileK / (256 / bits), the GMMA K being 32 bytes (tf32 8, 8-bit 32).
+    None outside the RS path, for mixed widths (not measured), for other schedules, and for A and B
+    both MN-major (A ColumnMajor, B RowMajor), whose B transpose fails first (FL343, FL306)."""
+    if register_sourced_a(view) is not True or builder_kernel_schedule(view) not in _RS_SCHEDULES:
+        return None
+    ml = _part(view, "mainloop")
+    if not _operand_k_major(ml.get("layout_a"), "a") and not _operand_k_major(ml.get("layout_b"), "b"):
+        return None
+    bits = ml.get("element_a_bits")
+    k = _tile(view, 2)
+    if k is None or bits != _part(view, "mainloop").get("element_b_bits") or bits not in (8, 32):
+        return None
+    return k * bits // 256
+
+
+@derived("tf32_transposed_b_k_bytes", "cutlass")
+def tf32_transposed_b_k_bytes(view: View) -> int | None:
+    """Bytes of one K row of B's smem tile when the TMA RS mainloop transposes B in shared memory
+    (TransposeB: 32-bit A ColumnMajor with B RowMajor, both MN-major; the builder's tf32 'NT' path),
+    which sm90_mma_tma_gmma_rs_warpspecialized.hpp:195 requires to be 128. None elsewhere."""
+    ml = _part(view, "mainloop")
+    if builder_kernel_schedule(view) not in _RS_SCHEDULES or ml.get("element_a_bits") != 32 \
+            or ml.get("element_b_bits") != 32:
+        return None
+    ka, kb, k = _operand_k_major(ml.get("layout_a"), "a"), _operand_k_major(ml.get("layout_b"), "b"), _tile(view, 2)
+    if ka is None or kb is None or k is None:
+        return None
+    return k * 4 if not ka and not kb else None  # A ColumnMajor (M-major), B RowMajor (N-major)
+
+
 @derived("smem_stage_slice_problem", "cutlass")
 def smem_stage_slice_problem(view: View) -> str | None:
     """The operand whose mainloop smem layout cannot be sliced at its first stage: the TMA mainloops'
@@ -361,7 +415,7 @@ def smem_stage_slice_problem(view: View) -> str | None:
         return None
     if m % 64 or n % 8:  # the GMMA selector fails first (FL308, FL332)
         return ""
-    rs = bits_a != bits_b or (not (bits_a == 16 and bits_b == 16) and not (ka and kb))  # is_use_rmem_A
+    rs = _rmem_a(bits_a, bits_b, ka, kb)
     if rs and (not (ka and kb) or bits_b < bits_a):  # MN-major or swapped (B narrower) register-A paths
         return None
     stages = ml.get("stages") if ml.get("stage_count_kind") == "fixed" else None
