@@ -63,6 +63,19 @@ class Param:
         return d
 
 
+def fact_values(part, unknown: Any = None) -> dict[str, Any]:
+    """A part's Params by field name (``unknown`` for an unknown one), element widths as
+    ``<field>_bits``: the shape of a rule view's part, and what model.sm90_storage's readers take."""
+    values: dict[str, Any] = {}
+    for f in fields(part):
+        p = getattr(part, f.name)
+        if isinstance(p, Param):
+            values[f.name] = p.value if p.known else unknown
+            if p.bits is not None:
+                values[f"{f.name}_bits"] = p.bits
+    return values
+
+
 def _params_dict(obj) -> dict:
     return {f.name: getattr(obj, f.name).to_dict() for f in fields(obj) if isinstance(getattr(obj, f.name), Param)}
 

@@ -10,7 +10,9 @@ A configuration outside what was measured gets ``None``, never a guess.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import gcd
+from typing import Any
 
 SM90_SMEM_CAPACITY = 232448  # cutlass::gemm::collective::detail::sm90_smem_capacity_bytes (sm90_common.inl)
 MAINLOOP_PIPELINE_BYTES = 16  # sizeof(PipelineTmaAsync<1>::SharedStorage): one full and one empty barrier
@@ -193,3 +195,55 @@ def auto_stage_count(carveout: int, tile_m: int, tile_n: int, tile_k: int, bits_
     stage = _round_up(-(-bits_a * tile_m * tile_k // 8) + -(-bits_b * tile_n * tile_k // 8), alignment) \
         + MAINLOOP_PIPELINE_BYTES
     return (capacity // alignment * alignment - _round_up(carveout, alignment)) // stage
+
+
+# ---- the same questions asked of a builder's fact values ----------------------------------------------
+# ``values``: a part's facts by field name, element widths as ``<field>_bits`` (the shape of a rule view's
+# ``mainloop`` / ``epilogue`` and of the front end's Params); anything not an int / str there is unknown.
+def _short(v: Any) -> str | None:
+    return v.rsplit("::", 1)[-1] if isinstance(v, str) else None
+
+
+def _num(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _nums(v: Any, n: int) -> list[int] | None:
+    return v[:n] if isinstance(v, list) and len(v) >= n and all(_num(x) is not None for x in v[:n]) else None
+
+
+def _row_major(v: Any) -> bool | None:
+    return {"RowMajor": True, "ColumnMajor": False}.get(_short(v) or "")
+
+
+def _sm90_tensor_op(values: Mapping[str, Any]) -> bool:
+    return _short(values.get("arch")) == "Sm90" and _short(values.get("op_class")) in ("OpClassTensorOp", None)
+
+
+def builder_epilogue(values: Mapping[str, Any]) -> tuple[tuple[tuple[int, int], tuple[int, int]], int] | None:
+    """epilogue_parts of an sm_90 epilogue builder's fact values, None where one of them is unknown."""
+    tile, sched, fusion = _nums(values.get("tile_shape"), 2), _short(values.get("epilogue_schedule")), \
+        values.get("fusion_op")
+    c_row, d_row, bits_d = _row_major(values.get("layout_c")), _row_major(values.get("layout_d")), \
+        _num(values.get("element_d_bits"))
+    bits_c = 0 if values.get("element_c") == "void" else _num(values.get("element_c_bits"))
+    auto = _short(values.get("epilogue_tile")) == "EpilogueTileAuto"
+    explicit = None if auto else _nums(values.get("epilogue_tile"), 2)
+    if not _sm90_tensor_op(values) or tile is None or sched is None or not isinstance(fusion, str) or c_row is None \
+            or d_row is None or bits_d is None or bits_c is None or (explicit is None and not auto):
+        return None
+    return epilogue_parts(sched, fusion, tile[0], tile[1], tuple(explicit) if explicit else None,  # type: ignore[arg-type]
+                          bits_c, c_row, bits_d, d_row)
+
+
+def builder_ss_kernel(values: Mapping[str, Any]) -> str | None:
+    """ss_kernel of an sm_90 mainloop builder's fact values, None where one of them is unknown."""
+    tile, sched = _nums(values.get("tile_shape"), 1), _short(values.get("kernel_schedule"))
+    bits_a, bits_b = _num(values.get("element_a_bits")), _num(values.get("element_b_bits"))
+    a_row, b_row = _row_major(values.get("layout_a")), _row_major(values.get("layout_b"))
+    if not _sm90_tensor_op(values) or tile is None or sched is None or bits_a is None or bits_b is None \
+            or a_row is None or b_row is None:
+        return None
+    return ss_kernel(sched, tile[0], bits_a, bits_b, a_row, b_row, _num(values.get("alignment_a")),
+                     _num(values.get("alignment_b")))
+

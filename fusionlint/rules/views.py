@@ -8,11 +8,10 @@ union. A new fact is added here and in its dataclass, nowhere else.
 """
 from __future__ import annotations
 
-from dataclasses import fields as dataclass_fields
 from functools import lru_cache
 from typing import Any
 
-from fusionlint.model.cutlass_facts import CutlassGemm, Param
+from fusionlint.model.cutlass_facts import CutlassGemm, fact_values
 from fusionlint.model.cublaslt_facts import AttrSet, Configuration
 from fusionlint.model.cublaslt_api import ApiModel
 from fusionlint.model.values import Known, Unknown, Value
@@ -56,13 +55,7 @@ def cutlass_view(g: CutlassGemm) -> dict[str, Any]:
     for prefix, part in (("mainloop", g.mainloop), ("epilogue", g.epilogue), ("kernel", g.kernel), ("gemm", g.gemm2x)):
         if part is None:
             continue
-        values: dict[str, Any] = {}
-        for f in dataclass_fields(part):
-            p = getattr(part, f.name)
-            if isinstance(p, Param):
-                values[f.name] = p.value if p.known else UNKNOWN
-                if p.bits is not None:
-                    values[f"{f.name}_bits"] = p.bits
+        values = fact_values(part, UNKNOWN)
         if getattr(part, "default_config_problem", ""):
             values["default_config_problem"] = part.default_config_problem
         view[prefix] = values

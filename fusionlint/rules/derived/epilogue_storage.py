@@ -13,7 +13,7 @@ from fusionlint.rules.derived.cutlass3 import (
     _explicit_epilogue_tile, auto_stage_count_max, builder_kernel_schedule, auto_stage_leftover_bytes, epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
 )
 from fusionlint.model import sm90_storage
-from fusionlint.rules.derived.cutlass_view import SM90_SMEM_CAPACITY, _ints, _part, _short, _tile
+from fusionlint.rules.derived.cutlass_view import SM90_SMEM_CAPACITY, _part, _short, _tile
 from fusionlint.rules.derived.registry import View, derived
 
 
@@ -76,38 +76,6 @@ def _int(v) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _row(v) -> bool | None:
-    return {"RowMajor": True, "ColumnMajor": False}.get(_short(v) or "")
-
-
-def _ss_kernel(view: View) -> str | None:
-    """The GemmUniversal kind of an SS-builder mainloop (sm90_storage.ss_kernel), None for any other."""
-    ml = _part(view, "mainloop")
-    m, bits_a, bits_b = _tile(view, 0), _int(ml.get("element_a_bits")), _int(ml.get("element_b_bits"))
-    a_row, b_row, sched = _row(ml.get("layout_a")), _row(ml.get("layout_b")), _short(ml.get("kernel_schedule"))
-    if _short(ml.get("arch")) != "Sm90" or m is None or bits_a is None or bits_b is None or a_row is None \
-            or b_row is None or sched is None:
-        return None
-    return sm90_storage.ss_kernel(sched, m, bits_a, bits_b, a_row, b_row, _int(ml.get("alignment_a")),
-                                  _int(ml.get("alignment_b")))
-
-
-def _epilogue_parts(view: View):
-    """The epilogue's (TensorStorage, PipelineStorage) where fusionlint.model.sm90_storage knows them."""
-    ep = _part(view, "epilogue")
-    tile, sched, fusion = _ints(ep.get("tile_shape"), 2), _short(ep.get("epilogue_schedule")), ep.get("fusion_op")
-    c_row, d_row, bits_d = _row(ep.get("layout_c")), _row(ep.get("layout_d")), _int(ep.get("element_d_bits"))
-    bits_c = 0 if ep.get("element_c") == "void" else _int(ep.get("element_c_bits"))
-    auto = _short(ep.get("epilogue_tile")) == "EpilogueTileAuto"
-    explicit = None if auto else _ints(ep.get("epilogue_tile"), 2)
-    if _short(ep.get("arch")) != "Sm90" or tile is None or sched is None or not isinstance(fusion, str) \
-            or c_row is None or d_row is None or bits_d is None or bits_c is None or (explicit is None and not auto):
-        return None
-    got = sm90_storage.epilogue_parts(sched, fusion, tile[0], tile[1], tuple(explicit) if explicit else None,
-                                      bits_c, c_row, bits_d, d_row)
-    return None if got is None else got[0]
-
-
 @derived("kernel_smem_bytes", "cutlass")
 def kernel_smem_bytes(view: View) -> int | None:
     """sizeof(GemmKernel::SharedStorage), what initialize() asks of the GPU, where
@@ -115,14 +83,14 @@ def kernel_smem_bytes(view: View) -> int | None:
     an SS-builder mainloop with a known stage count (explicit, or the builder's automatic one) and a
     TMA epilogue without fusion storage or a NoSmem one, in the cooperative, pingpong (both with the
     default persistent tile scheduler) or warp-specialized kernel. None otherwise."""
-    kind, stages, parts = _ss_kernel(view), _int(_part(view, "mainloop").get("stages")), _epilogue_parts(view)
+    ml, epilogue = _part(view, "mainloop"), sm90_storage.builder_epilogue(_part(view, "epilogue"))
+    kind, stages, parts = sm90_storage.builder_ss_kernel(ml), _int(ml.get("stages")), epilogue[0] if epilogue else None
     m, n, k = _tile(view, 0), _tile(view, 1), _tile(view, 2)
     if kind is None or stages is None or parts is None or m is None or n is None or k is None:
         return None
     if kind != "warpspecialized" and _short(_part(view, "kernel").get("tile_scheduler")) not in \
             ("PersistentScheduler", "void"):
         return None
-    ml = _part(view, "mainloop")
     return sm90_storage.kernel_storage_bytes(kind, m, n, k, ml["element_a_bits"], ml["element_b_bits"], stages, parts)
 
 
