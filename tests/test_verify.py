@@ -473,8 +473,9 @@ def test_verify_reports_agreement_with_stand_ins_apart(tmp_path: Path, monkeypat
     out = capsys.readouterr().out
     assert "agree:    agrees with stand-ins: layout A, layout B, layout C, layout D" in out
     assert "stand-in: problem size: not literal in the source, using 768x512x256" in out
-    # (read without the CUTLASS headers, the mainloop's carve-out is a stand-in too)
-    assert "agree:    agrees with stand-ins: mainloop carve-out, problem size" in out
+    # (read without the CUTLASS headers, the mainloop's carve-out sizeof(CollectiveEpilogue::SharedStorage)
+    # is computed as the builders do, so the probe writes the user's expression and it is no stand-in)
+    assert "agree:    agrees with stand-ins: problem size" in out
     assert out.count("agree:    yes") == 1  # FL117_transc_n_ok only
     assert "3 configurations: 1 agree, 2 agree with stand-ins, 0 numerics not checked, 0 disagree, 0 not verified" \
         in out
@@ -485,7 +486,7 @@ def test_verify_reports_agreement_with_stand_ins_apart(tmp_path: Path, monkeypat
     assert by_path["descriptor_only.cpp"]["verdict"] == "agree with stand-ins"
     assert by_path["descriptor_only.cpp"]["stand_ins"] == ["layout A", "layout B", "layout C", "layout D"]
     assert by_path["hopper_bf16_cooperative.cu"]["verdict"] == "agree with stand-ins"
-    assert by_path["hopper_bf16_cooperative.cu"]["stand_ins"] == ["mainloop carve-out", "problem size"]
+    assert by_path["hopper_bf16_cooperative.cu"]["stand_ins"] == ["problem size"]
     assert by_path["FL117_transc_n_ok.cpp"]["verdict"] == "agree" and by_path["FL117_transc_n_ok.cpp"]["stand_ins"] == []
     # the plain agreement alone still exits 0; a disagreement next to a stand-in agreement exits 1
     assert main(["verify", "src/FL117_transc_n_ok.cpp", "-j", "1", "--no-system-headers"]) == 0
@@ -554,11 +555,21 @@ def test_recorded_device_run() -> None:
     # ("CopyAtomC can't be void, divisiblity check for EpilogueTile_MN failed"). Not counted as a
     # plain agreement: listed here, with what the record shows, until a run agrees without stand-ins.
     agrees_only_with_stand_ins = {"fixtures/cutlass/rules/FL332_pingpong_tile_n100.cu": ["mainloop carve-out"]}
+    # Rule fixtures added on 2026-12-04 (FL342, FL343, FL315's RS neighbour, FL305/FL312's exact-storage
+    # cases, FL304's TileM 64 ones): each was built and run on the H200 as a program (h200-cutlass.json,
+    # the harness), but `fusionlint verify` has not been run over them yet; named here until it is.
+    awaiting_verify = {f"fixtures/cutlass/rules/{n}.cu" for n in (
+        "FL305_coop_f32c_128x160x32_stages9", "FL305_coop_f32c_128x160x32_stages8_ok", "FL305_ws_union_stages7_ok",
+        "FL312_auto_stages_ws_union_ok", "FL342_tf32_nn_tile_k16", "FL342_fp8_nn_tile_k64",
+        "FL342_tf32_nn_tile_k32_ok", "FL315_fp8_nn_rs_tile_k96_ok", "FL343_tf32_nt_tile_k16",
+        "FL343_tf32_nt_tile_k64", "FL343_tf32_nt_tile_k32_ok", "FL304_auto_tile64_coop_epi_ok",
+        "FL304_auto_tile128_coop_epi_ok", "FL304_pingpong_tile64_coop_epi_ok")}
     assert {c["path"]: c["stand_ins"] for c in later if c["verdict"] != "agree"} == agrees_only_with_stand_ins
     assert all(c["observed_kind"] in c["expected_kinds"] for c in later if c["path"] in agrees_only_with_stand_ins)
     agreeing = {c["path"] for c in configurations if c["agree"]}
     agreeing |= {c["path"] for c in later if c["verdict"] == "agree" and not c["stand_ins"]}
-    assert fixtures - set(agrees_only_with_stand_ins) <= agreeing
+    assert fixtures - set(agrees_only_with_stand_ins) - awaiting_verify <= agreeing
+    assert awaiting_verify <= fixtures and not awaiting_verify & agreeing
     for name, rec in (("h200-verify.txt", record), ("h200-verify-awaiting.txt", awaiting)):
         text = (evidence / name).read_text()
         s = rec["summary"]

@@ -265,7 +265,11 @@ def _mainloop_builder(m: MainloopBuilder, subs: list[str]) -> tuple[str, dict]:
     if kind == "fixed" and m.stages.known:
         stage = f"cutlass::gemm::collective::StageCount<{m.stages.value}>"
     elif kind == "auto_carveout":
-        if m.carveout_bytes.known:
+        if m.carveout_of.known and m.carveout_of.value == "epilogue_shared_storage" and m.carveout_bytes.known:
+            # the user's sizeof(CollectiveEpilogue::SharedStorage), whose value source mode computes
+            stage = ("cutlass::gemm::collective::StageCountAutoCarveout<"
+                     "static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>")
+        elif m.carveout_bytes.known:
             stage = f"cutlass::gemm::collective::StageCountAutoCarveout<{m.carveout_bytes.value}>"
         else:
             stage = ("cutlass::gemm::collective::StageCountAutoCarveout<"
