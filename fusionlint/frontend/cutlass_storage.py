@@ -14,11 +14,6 @@ from fusionlint.model.cutlass_facts import EpilogueBuilder, MainloopBuilder, Par
 _MODEL = "as CUTLASS 4.2's sm_90 builders compute it (fusionlint.model.sm90_storage)"
 
 
-def _int(p: Param) -> int | None:
-    v = p.value
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
 def epilogue_storage_bytes(ep: EpilogueBuilder) -> int | None:
     """sizeof(CollectiveEpilogue::SharedStorage) of an sm_90 epilogue builder, or None outside the measured space."""
     got = sm90_storage.builder_epilogue(fact_values(ep))
@@ -29,9 +24,9 @@ def fill_builder_stages(ml: MainloopBuilder, carveout_epilogue: EpilogueBuilder 
     """Fill an automatic stage count's unknown carve-out (sizeof of ``carveout_epilogue``'s SharedStorage)
     and stage count where the builders' arithmetic is known for the configuration."""
     kind = ml.stage_count_kind.value
-    if kind not in ("auto", "auto_carveout") or _int(ml.stages) is not None:
+    if kind not in ("auto", "auto_carveout") or sm90_storage.as_int(ml.stages.value) is not None:
         return
-    carveout = _int(ml.carveout_bytes)
+    carveout = sm90_storage.as_int(ml.carveout_bytes.value)
     if carveout is None and kind == "auto_carveout" and ml.carveout_of.value == "epilogue_shared_storage" \
             and carveout_epilogue is not None:
         carveout = epilogue_storage_bytes(carveout_epilogue)

@@ -192,9 +192,15 @@ def auto_stage_count(carveout: int, tile_m: int, tile_n: int, tile_k: int, bits_
     """compute_stage_count_or_override for StageCountAutoCarveout<carveout> (gemm/collective/builders/
     sm90_gmma_builder.inl:68-84): (capacity rounded down to the alignment - carve-out rounded up) /
     (A tile + B tile rounded up, + the pipeline's barriers); StageCountAuto is a carve-out of 0."""
-    stage = _round_up(-(-bits_a * tile_m * tile_k // 8) + -(-bits_b * tile_n * tile_k // 8), alignment) \
-        + MAINLOOP_PIPELINE_BYTES
+    stage = stage_bytes(tile_m, tile_n, tile_k, bits_a, bits_b, alignment)
     return (capacity // alignment * alignment - _round_up(carveout, alignment)) // stage
+
+
+def stage_bytes(tile_m: int, tile_n: int, tile_k: int, bits_a: int, bits_b: int, alignment: int = 128) -> int:
+    """One mainloop stage as compute_stage_count_or_override sizes it: the A and B tiles rounded up to
+    the alignment, plus the pipeline's barriers."""
+    return _round_up(-(-bits_a * tile_m * tile_k // 8) + -(-bits_b * tile_n * tile_k // 8), alignment) \
+        + MAINLOOP_PIPELINE_BYTES
 
 
 # ---- the same questions asked of a builder's fact values ----------------------------------------------
@@ -204,12 +210,12 @@ def _short(v: Any) -> str | None:
     return v.rsplit("::", 1)[-1] if isinstance(v, str) else None
 
 
-def _num(v: Any) -> int | None:
+def as_int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _nums(v: Any, n: int) -> list[int] | None:
-    return v[:n] if isinstance(v, list) and len(v) >= n and all(_num(x) is not None for x in v[:n]) else None
+    return v[:n] if isinstance(v, list) and len(v) >= n and all(as_int(x) is not None for x in v[:n]) else None
 
 
 def _row_major(v: Any) -> bool | None:
@@ -225,8 +231,8 @@ def builder_epilogue(values: Mapping[str, Any]) -> tuple[tuple[tuple[int, int], 
     tile, sched, fusion = _nums(values.get("tile_shape"), 2), _short(values.get("epilogue_schedule")), \
         values.get("fusion_op")
     c_row, d_row, bits_d = _row_major(values.get("layout_c")), _row_major(values.get("layout_d")), \
-        _num(values.get("element_d_bits"))
-    bits_c = 0 if values.get("element_c") == "void" else _num(values.get("element_c_bits"))
+        as_int(values.get("element_d_bits"))
+    bits_c = 0 if values.get("element_c") == "void" else as_int(values.get("element_c_bits"))
     auto = _short(values.get("epilogue_tile")) == "EpilogueTileAuto"
     explicit = None if auto else _nums(values.get("epilogue_tile"), 2)
     if not _sm90_tensor_op(values) or tile is None or sched is None or not isinstance(fusion, str) or c_row is None \
@@ -239,11 +245,11 @@ def builder_epilogue(values: Mapping[str, Any]) -> tuple[tuple[tuple[int, int], 
 def builder_ss_kernel(values: Mapping[str, Any]) -> str | None:
     """ss_kernel of an sm_90 mainloop builder's fact values, None where one of them is unknown."""
     tile, sched = _nums(values.get("tile_shape"), 1), _short(values.get("kernel_schedule"))
-    bits_a, bits_b = _num(values.get("element_a_bits")), _num(values.get("element_b_bits"))
+    bits_a, bits_b = as_int(values.get("element_a_bits")), as_int(values.get("element_b_bits"))
     a_row, b_row = _row_major(values.get("layout_a")), _row_major(values.get("layout_b"))
     if not _sm90_tensor_op(values) or tile is None or sched is None or bits_a is None or bits_b is None \
             or a_row is None or b_row is None:
         return None
-    return ss_kernel(sched, tile[0], bits_a, bits_b, a_row, b_row, _num(values.get("alignment_a")),
-                     _num(values.get("alignment_b")))
+    return ss_kernel(sched, tile[0], bits_a, bits_b, a_row, b_row, as_int(values.get("alignment_a")),
+                     as_int(values.get("alignment_b")))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fusionlint.model import sm90_storage
 from fusionlint.rules.derived.cute_layout import _smem_swizzle_bits, _stage_slice_divisible
 from fusionlint.rules.derived.cutlass_view import (SM90_SMEM_CAPACITY, _alignment_bits, _ints, _is, _part,
                                                    _short, _tile)
@@ -163,20 +164,20 @@ def auto_stage_count(view: View) -> int | None:
         carveout = 0
     if kind not in ("auto", "auto_carveout") or not isinstance(carveout, int):
         return None
-    stage = _auto_stage_bytes(view)
-    if stage is None:
-        return None
-    return (SM90_SMEM_CAPACITY // 128 * 128 - -(-carveout // 128) * 128) // stage
-
-
-def _auto_stage_bytes(view: View) -> int | None:
-    """One stage as the automatic stage count sizes it: A tile + B tile rounded up to 128 bytes,
-    plus 16 bytes of pipeline barriers."""
     ml = _part(view, "mainloop")
     m, n, k, bits_a, bits_b = _tile(view, 0), _tile(view, 1), _tile(view, 2), ml.get("element_a_bits"), ml.get("element_b_bits")
     if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)):
         return None
-    return -(-(-(-bits_a * m * k // 8) + -(-bits_b * n * k // 8)) // 128) * 128 + 16
+    return sm90_storage.auto_stage_count(carveout, m, n, k, bits_a, bits_b)
+
+
+def _auto_stage_bytes(view: View) -> int | None:
+    """One stage as the automatic stage count sizes it (sm90_storage.stage_bytes)."""
+    ml = _part(view, "mainloop")
+    m, n, k, bits_a, bits_b = _tile(view, 0), _tile(view, 1), _tile(view, 2), ml.get("element_a_bits"), ml.get("element_b_bits")
+    if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)):
+        return None
+    return sm90_storage.stage_bytes(m, n, k, bits_a, bits_b)
 
 
 @derived("auto_stage_bytes", "cutlass")
@@ -204,12 +205,7 @@ def auto_stage_count_max(view: View, carveout_min: int | None = None) -> int | N
         ml.get("element_b_bits")
     if not all(isinstance(x, int) for x in (m, n, k, bits_a, bits_b)):
         return None
-    capacity = SM90_SMEM_CAPACITY // 128 * 128 - -(-carveout // 128) * 128
-    best = 0
-    for ba, bb in {(bits_a, bits_b), (bits_b, bits_a)}:
-        stage = -(-(-(-ba * m * k // 8) + -(-bb * n * k // 8)) // 128) * 128 + 16
-        best = max(best, capacity // stage)
-    return best
+    return max(sm90_storage.auto_stage_count(carveout, m, n, k, ba, bb) for ba, bb in {(bits_a, bits_b), (bits_b, bits_a)})
 
 
 @derived("auto_stage_leftover_bytes", "cutlass")
@@ -372,7 +368,7 @@ def rs_mma_k_blocks(view: View) -> int | None:
         return None
     bits = ml.get("element_a_bits")
     k = _tile(view, 2)
-    if k is None or bits != _part(view, "mainloop").get("element_b_bits") or bits not in (8, 32):
+    if k is None or bits != ml.get("element_b_bits") or bits not in (8, 32):
         return None
     return k * bits // 256
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from fusionlint.model import sm90_storage
 from fusionlint.rules.derived.registry import View, _get
 
 
-SM90_SMEM_CAPACITY = 232448  # bytes per block with opt-in, measured on the H200 (= CUTLASS sm90_smem_capacity_bytes)
+# bytes per block with opt-in, measured on the H200 (= CUTLASS sm90_smem_capacity_bytes)
+SM90_SMEM_CAPACITY = sm90_storage.SM90_SMEM_CAPACITY
 
 
 def _short(name: Any) -> str | None:

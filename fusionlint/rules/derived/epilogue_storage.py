@@ -7,8 +7,6 @@ sm90_epilogue_tma_warpspecialized.hpp). The quantities read the fact views of ``
 """
 from __future__ import annotations
 
-from math import gcd
-
 from fusionlint.rules.derived.cutlass3 import (
     _explicit_epilogue_tile, auto_stage_count_max, builder_kernel_schedule, auto_stage_leftover_bytes, epilogue_schedule, mainloop_smem_bytes, tma_epilogue,
 )
@@ -26,9 +24,7 @@ def _epilogue_tile(view: View) -> tuple[int, int] | None:
         return None
     tile = ep.get("epilogue_tile")
     if _short(tile) == "EpilogueTileAuto":
-        if sched == "TmaWarpSpecializedCooperative":
-            return min(128, m), gcd(min(32, n), n)
-        return min(64, m), gcd(min(64 if bits_d == 8 and n % 64 == 0 else 32, n), n)
+        return sm90_storage.epilogue_tile_auto(m, n, bits_d, sched == "TmaWarpSpecializedCooperative")
     explicit = _explicit_epilogue_tile(view)
     return None if explicit is None else (explicit[0], explicit[1])
 
@@ -57,23 +53,18 @@ def epilogue_storage_min_bytes(view: View) -> int | None:
     if tm <= 0 or tn <= 0 or m % tm or n % tn:
         return None  # the builder rejects this tile (FL331, FL332)
     epi_tiles = (m // tm) * (n // tn)
-    stages_d = min(epi_tiles, 2)
     tile_elems = tm * tn
     if element_c == "void":
-        return stages_d * tile_elems * bits_d // 8 + 16 * min(epi_tiles, 4)
+        stages_c, stages_d, _ = sm90_storage.epilogue_stages(epi_tiles, 0, bits_d)
+        return stages_d * tile_elems * bits_d // 8 + 16 * stages_c
     if not isinstance(bits_c, int):
         return None
-    reuse = bits_c == bits_d and bits_d > 8
-    stages_c = max(min(epi_tiles, 4), stages_d + 1) if reuse else min(epi_tiles, 4)
+    stages_c, stages_d, reuse = sm90_storage.epilogue_stages(epi_tiles, bits_c, bits_d)
     if reuse:
         tensors = stages_c * tile_elems * bits_c // 8
     else:
         tensors = stages_c * tile_elems * bits_c // 8 + stages_d * tile_elems * bits_d // 8
     return tensors + 16 * stages_c
-
-
-def _int(v) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 @derived("kernel_smem_bytes", "cutlass")
@@ -84,7 +75,8 @@ def kernel_smem_bytes(view: View) -> int | None:
     TMA epilogue without fusion storage or a NoSmem one, in the cooperative, pingpong (both with the
     default persistent tile scheduler) or warp-specialized kernel. None otherwise."""
     ml, epilogue = _part(view, "mainloop"), sm90_storage.builder_epilogue(_part(view, "epilogue"))
-    kind, stages, parts = sm90_storage.builder_ss_kernel(ml), _int(ml.get("stages")), epilogue[0] if epilogue else None
+    kind, stages = sm90_storage.builder_ss_kernel(ml), sm90_storage.as_int(ml.get("stages"))
+    parts = epilogue[0] if epilogue else None
     m, n, k = _tile(view, 0), _tile(view, 1), _tile(view, 2)
     if kind is None or stages is None or parts is None or m is None or n is None or k is None:
         return None
