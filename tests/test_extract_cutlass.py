@@ -591,3 +591,81 @@ def test_a_file_body_under_a_cudart_version_guard_is_read():
     (g,) = gemms("cudart_version_guard.cu")
     assert (P(g.mainloop, "tile_shape"), P(g.mainloop, "cluster_shape")) == ([128, 256, 64], [1, 2, 1])
     assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+
+
+# ------------------------------------------------------------------------------------------------
+# Project headers: a GEMM template in one header, its configurations in the file that includes it
+
+HEADERS = EXTRACT / "project_headers"
+
+
+def test_a_dispatch_file_instantiates_a_project_headers_gemm_template():
+    """vLLM style (scaled_mm_sm90_fp8_dispatch.cuh over scaled_mm.cuh): the dispatch file's config
+    structs instantiate fp8_gemm.cuh's template with their tiles and schedules, its entry template
+    the output types; the entry's own parameter stays unknown. Each configuration is this file's,
+    at the line that makes it; the values keep the file and line they were written at."""
+    found = gemms("project_headers/fp8_dispatch.cuh")
+    name = "project_headers/fp8_dispatch.cuh"
+    large, small = line_of(name, "using Gemm = typename Fp8Gemm", 0), line_of(name, "using Gemm = typename Fp8Gemm", 1)
+    seen = {(P(g.mainloop, "tile_shape")[0], P(g.epilogue, "element_d"), g.loc.line) for g in found}
+    assert seen == {(128, "cutlass::bfloat16_t", large), (64, "cutlass::bfloat16_t", small),
+                    (128, "cutlass::half_t", large), (64, "cutlass::half_t", small)}
+    for g in found:
+        assert g.loc.path == str(HEADERS / "fp8_dispatch.cuh") == g.path
+        assert "proj::entry<Tag> / proj::dispatch<" in g.context and ", ?>" in g.context
+        assert f"declared at {HEADERS / 'fp8_gemm.cuh'}:" in " ".join(g.notes)
+        assert P(g.mainloop, "element_a") == "cutlass::float_e4m3_t" and P(g.mainloop, "alignment_a") == 16
+        assert P(g.epilogue, "alignment_d") == 8 and P(g.mainloop, "cluster_shape") == [1, 2, 1]
+        # the cluster shape two includes away, the layouts in the template's header
+        assert (g.mainloop.cluster_shape.origin.path, g.mainloop.cluster_shape.origin.line) == \
+            (str(HEADERS / "gemm_defaults.h"), 6)
+        assert g.mainloop.layout_a.at.path == str(HEADERS / "fp8_gemm.cuh")
+        # the builders' arithmetic runs on the instantiated values (source mode)
+        assert P(g.mainloop, "stages") is not None and P(g.mainloop, "carveout_bytes") is not None
+
+
+def test_a_project_header_linted_alone_keeps_its_parameters_unknown():
+    """The header's own GEMM is generic (its parameters are bound by the files that include it);
+    the dispatch file does not repeat it."""
+    (g,) = gemms("project_headers/fp8_gemm.cuh")
+    assert g.context.startswith("proj::Fp8Gemm<ElementAB, ElementOut, TileShape")
+    assert "template parameter TileShape of Fp8Gemm is not bound" in g.mainloop.tile_shape.unknown
+    assert P(g.mainloop, "cluster_shape") is None
+
+
+def test_a_finding_through_a_project_header_lands_in_the_including_file(capsys):
+    """FL303 (the cooperative kernel with a 64-row tile) at the dispatch file's tile shape, once
+    for both output types; and no FL300 from the header linted alone: a project header below a
+    directory named cutlass/ (this one's path) is not CUTLASS's own headers."""
+    from fusionlint.cli import main
+
+    rc = main(["check", "--no-cache", "--no-system-headers", "--output-format", "json", str(HEADERS)])
+    findings = [f for f in json.loads(capsys.readouterr().out) if f["severity"] == "error"]
+    assert rc == 1
+    assert [(f["code"], Path(f["path"]).name, f["line"]) for f in findings] == \
+        [("FL303", "fp8_dispatch.cuh", line_of("project_headers/fp8_dispatch.cuh", "Shape<_64, _128, _128>"))]
+
+
+def test_project_headers_from_include_dirs_but_not_library_roots(tmp_path):
+    """A quoted include is looked up next to the file, then in -iquote/-I directories; a header
+    under a directory that holds CUTLASS's (or the CUDA toolkit's) headers is the library's and
+    is not read; a missing one is skipped."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "tiles.h").write_text(
+        "#pragma once\n#include <cute/tensor.hpp>\nconstexpr int kAlign = 8;\n"
+        "using Tile = cute::Shape<cute::_128, cute::_128, cute::_64>;\n")
+    (tmp_path / "lib" / "cutlass").mkdir(parents=True)
+    (tmp_path / "lib" / "cutlass" / "cutlass.h").write_text("#pragma once\n")
+    (tmp_path / "lib" / "libtiles.h").write_text("constexpr int kLibAlign = 8;\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    text = ('#include "tiles.h"\n#include "libtiles.h"\n#include "absent.h"\n'
+            + _BUILDER.replace("TILE", "Tile").replace("SCHEDULE", "cutlass::gemm::KernelTmaWarpSpecializedCooperative"))
+    for align, want in (("kAlign", 8), ("kLibAlign", None)):
+        (src / "k.cu").write_text(text.replace("ALIGN", align))
+        unit = parse_file(src / "k.cu", ParseOptions(use_system_headers=False,
+                                                     include_dirs=[str(tmp_path / "inc"), str(tmp_path / "lib")]))
+        (g,) = extract_cutlass(unit)
+        assert P(g.mainloop, "alignment_a") == want
+        assert P(g.mainloop, "tile_shape") == [128, 128, 64]
+        assert g.mainloop.tile_shape.origin.path == str(tmp_path / "inc" / "tiles.h")

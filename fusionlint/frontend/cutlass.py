@@ -32,6 +32,7 @@ from fusionlint.frontend.cutlass_eval import (
     nested_constructs, render,
 )
 from fusionlint.frontend.cutlass_eval import shape_list as _shape_list
+from fusionlint.frontend.cutlass_includes import ProjectHeaders, relocate, search_dirs
 from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
 from fusionlint.frontend.cutlass_storage import fill_builder_stages
 from fusionlint.frontend.cutlass_problem import literal_problems
@@ -40,6 +41,7 @@ from fusionlint.frontend.cutlass_ast import AstNode, AstReader
 from fusionlint.frontend.parse import has_device_bodies
 
 _CUTLASS_HINT = re.compile(r"\bcutlass\b|\bcute\b")
+_CUTLASS_ONLY = ("/cutlass/detail/helper_macros.hpp", "/cutlass/cutlass.h", "/cute/config.hpp")
 
 
 def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
@@ -53,7 +55,8 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
             return []
     if not _CUTLASS_HINT.search(text):
         return []
-    prog = read_program(text, path, predefined_macros(unit.args, text))
+    project = ProjectHeaders(path, search_dirs(list(getattr(unit, "args", []) or []), path))
+    prog = read_program(text, path, predefined_macros(unit.args, text), project)
     ev = Evaluator(prog)
     ev.run()
     gemms = _build_gemms(ev, path)
@@ -76,15 +79,35 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
     for g in gemms:  # what the compiler did not tell (source mode, or not instantiated)
         _builder_stages(g, ev, path)
     _nearby_errors(gemms, unit, path)
-    for g in gemms:
-        g.collect_unknowns()
     if prog.skipped:
         for g in gemms:
             lines = _lines_of(g)
             for line, why in prog.skipped:
                 if lines and min(lines) - 3 <= line <= max(lines) + 3:
-                    g.notes.append(f"line {line}: statement not read ({why})")
+                    where, real = project.where(line)
+                    g.notes.append(f"line {real}: statement not read ({why})" if where == path else
+                                   f"{where}:{real}: statement not read ({why})")
+    if len(project.files) > 1:
+        gemms = _in_this_file(gemms, project)
+    for g in gemms:
+        g.collect_unknowns()
     return gemms
+
+
+def _in_this_file(gemms: list[CutlassGemm], headers: ProjectHeaders) -> list[CutlassGemm]:
+    """The GEMMs this file makes: its own, and those of a project header's templates that this file
+    instantiates (a header's own GEMMs are its own file's; the header is linted as itself), with the
+    header positions mapped to the header's path and lines."""
+    kept = []
+    for g in gemms:
+        if not headers.in_main(g.loc.line):
+            if g.instantiated_at is None or not headers.in_main(g.instantiated_at.line):
+                continue
+            where, line = headers.where(g.loc.line)
+            g.notes.append(f"declared at {where}:{line}, a template this file instantiates")
+            g.loc = g.instantiated_at  # the GEMM belongs to this file where this file makes it
+        kept.append(relocate(g, headers))
+    return kept
 
 
 # ----------------------------------------------------------------------------------------------
@@ -138,7 +161,9 @@ def cutlass_headers_used(unit) -> bool:
     try:
         for inc in unit.tu.get_includes():
             name = inc.include.name if inc.include is not None else ""
-            if ("/cutlass/" in name or "/cute/" in name) and not name.startswith("/__fusionlint__"):
+            # a header only CUTLASS has (every CUTLASS header reads it), not any path through a
+            # directory named cutlass/ (a project's own headers there are not CUTLASS's)
+            if name.endswith(_CUTLASS_ONLY) and not name.startswith("/__fusionlint__"):
                 return True
     except Exception:  # noqa: BLE001
         return False

@@ -229,20 +229,29 @@ class Evaluator:
         self.template_scopes_with_instances: set[int] = set()
         self.plain_types = False  # read GEMM templates as plain types (libclang spellings)
         self._gemm_lines: list[int] | None = None
+        self._partial_ok: set[int] | None = None  # while reading callers: templates with full instances
 
     # -- driver ----------------------------------------------------------------------------
     def run(self) -> None:
         root = Env()
         self._walk(self.prog.file, root)
         done: set[tuple] = set()
-        while True:
-            todo = [k for k in self.instance_order if k not in done]
-            if not todo or len(done) >= MAX_INSTANCES:
-                break
-            for k in todo:
-                done.add(k)
-                inst = self.instances[k]
-                self._walk(inst.scope, inst.env, instance=True)
+        self._instantiate_pending(done)
+        # templates of the file that are not instantiated in it but instantiate GEMM templates with
+        # arguments of their own (vLLM's dispatch: cutlass_gemm_sm90_fp8_dispatch<cutlass::float_e4m3_t,
+        # cutlass::bfloat16_t, Epilogue> from a function template the bindings' TU instantiates): read
+        # generically, and what they instantiate is instantiated with the arguments written there, the
+        # enclosing template's parameters staying unknown (a partial instance)
+        full = set(self.template_scopes_with_instances)
+        self._partial_ok = full
+        try:
+            for scope in self._callers_of_gemm_templates():
+                if scope.id in self.template_scopes_with_instances:
+                    continue
+                self._walk(scope, root.extend(scope, [None] * len(scope.tparams or [])), instance=True)
+                self._instantiate_pending(done)  # before the templates it instantiates get their turn
+        finally:
+            self._partial_ok = None
         # templates that contain GEMMs but are not instantiated in this file: read them generically
         for scope in self._template_scopes(self.prog.file):
             if scope.id in self.template_scopes_with_instances:
@@ -251,6 +260,59 @@ class Evaluator:
                 continue
             env = root.extend(scope, [None] * len(scope.tparams or []))
             self._walk(scope, env, instance=True)
+
+    def _instantiate_pending(self, done: set[tuple]) -> None:
+        while True:
+            todo = [k for k in self.instance_order if k not in done]
+            if not todo or len(done) >= MAX_INSTANCES:
+                break
+            for k in todo:
+                done.add(k)
+                inst = self.instances[k]
+                self._walk(inst.scope, inst.env, instance=True)
+
+    def _callers_of_gemm_templates(self) -> list[Scope]:
+        """The uninstantiated templates that do not write a GEMM template themselves but name a
+        template of the file that does (or that names one, and so on), outermost first."""
+        scopes = list(self._template_scopes(self.prog.file))
+        if len(scopes) < 2:
+            return []
+        names_in: dict[int, set[str]] = {}
+        lines = [(s.first_line, s.last_line, s) for s in scopes]
+        for t in self.prog.tokens:
+            if t.kind != "id":
+                continue
+            for lo, hi, s in lines:
+                if lo <= t.line <= hi:
+                    names_in.setdefault(s.id, set()).add(t.text)
+        reach = {s.id for s in scopes if self._contains_cutlass(s)}
+        reach_names = {self._template_name(s) for s in scopes if s.id in reach}
+        changed = True
+        while changed:
+            changed = False
+            for s in scopes:
+                if s.id not in reach and names_in.get(s.id, set()) & reach_names:
+                    reach.add(s.id)
+                    reach_names.add(self._template_name(s))
+                    changed = True
+        callers = [s for s in scopes if s.id in reach and not self._contains_cutlass(s)]
+        # outermost first: a template that no other caller names (each names itself where declared)
+        depth: dict[int, int] = {}
+
+        def named_by(s: Scope) -> list[Scope]:
+            return [o for o in callers if o is not s and self._template_name(s) in names_in.get(o.id, set())]
+
+        def level(s: Scope, seen: frozenset = frozenset()) -> int:
+            if s.id not in depth:
+                outer = [o for o in named_by(s) if o.id not in seen]
+                depth[s.id] = 1 + max((level(o, seen | {s.id}) for o in outer), default=-1)
+            return depth[s.id]
+
+        return sorted(callers, key=lambda s: (level(s), s.first_line))
+
+    @staticmethod
+    def _template_name(s: Scope) -> str:
+        return s.owner.name if s.owner is not None else s.name
 
     def _template_scopes(self, scope: Scope):
         for c in scope.children:
@@ -806,9 +868,15 @@ class Evaluator:
         self._register_instance(tscope, new_env, origin, explicit)
 
     def _register_instance(self, tscope: Scope, env: Env, origin, explicit: bool) -> None:
-        if any(isinstance(r.value, VUnknown) and "not bound" in r.value.reason
-               for k, r in env.binds.items() if k[0] == tscope.id):
-            return  # instantiated with a parameter of an uninstantiated template: not an instance
+        own = [r for k, r in env.binds.items() if k[0] == tscope.id]
+        unbound = [r for r in own if isinstance(r.value, VUnknown) and "not bound" in r.value.reason]
+        if unbound:
+            # instantiated with a parameter of an uninstantiated template: not an instance, except
+            # while reading the callers of GEMM templates, where a template without instances of
+            # its own is instantiated with what is written (some argument known)
+            partial = self._partial_ok
+            if partial is None or tscope.id in partial or len(unbound) == len(own):
+                return
         key = (tscope.id, env.key)
         self.template_scopes_with_instances.add(tscope.id)
         if key not in self.instances:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import count
+from typing import Callable
 
 
 # ----------------------------------------------------------------------------------------------
@@ -141,9 +142,12 @@ class Macro:
 
 
 class Preprocessor:
-    """Conditional inclusion and macro expansion for one file; ``#include`` is not followed."""
+    """Conditional inclusion and macro expansion. ``#include`` is followed only where ``include``
+    (``cutlass_includes.ProjectHeaders``) returns the header's items: they take the directive's place."""
 
-    def __init__(self, predefined: dict[str, str] | None = None):
+    def __init__(self, predefined: dict[str, str] | None = None,
+                 include: Callable[[Directive], list[Tok | Directive] | None] | None = None):
+        self.include = include
         self.macros: dict[str, Macro] = {}
         for name, value in (predefined or {}).items():
             self.macros[name] = Macro(name, None, lex_string(value))
@@ -276,12 +280,19 @@ class Preprocessor:
                 out.extend(self.expand(chunk))
                 chunk.clear()
 
-        for it in items:
+        pending = list(reversed(items))
+        while pending:
+            it = pending.pop()
             if isinstance(it, Tok):
                 if active:
                     chunk.append(it)
                 continue
             name = it.name
+            if active and name == "include" and self.include is not None:
+                sub = self.include(it)
+                if sub:
+                    pending.extend(reversed(sub))
+                continue
             if name in ("if", "ifdef", "ifndef"):
                 flush()
                 parent = active

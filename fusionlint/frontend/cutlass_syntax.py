@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import count
 
+from fusionlint.frontend.cutlass_includes import ProjectHeaders
 from fusionlint.frontend.cutlass_lex import Preprocessor, Tok, lex
 from fusionlint.frontend.cutlass_terms import (
     ParseFail, TName, TOpaque, Term, TermParser, parse_term,
@@ -145,6 +146,7 @@ class Program:
     preprocessor_notes: list[str]
     inactive_lines: list[tuple[int, int]]
     skipped: list[tuple[int, str]]  # statements the reader could not read (line, reason)
+    headers: ProjectHeaders | None = None  # the project headers read in (their lines: ProjectHeaders.where)
 
 
 # Specifiers skipped in front of declarations.
@@ -958,14 +960,15 @@ class _NamespaceDecl(Decl):
 NamespaceDecl = _NamespaceDecl
 
 
-def read_program(text: str, path: str, predefined: dict[str, str]) -> Program:
+def read_program(text: str, path: str, predefined: dict[str, str], headers: ProjectHeaders | None = None) -> Program:
+    """The declarations of ``text``, with the project headers ``headers`` reads in their includes' place."""
     items = lex(text)
-    pp = Preprocessor(predefined)
+    pp = Preprocessor(predefined, include=headers)
     toks = pp.run(items)
     reader = Reader(toks, path)
     reader.read()
     return Program(path, reader.file, toks, reader.namespaces, reader.template_names, reader.value_names,
-                   pp.notes, pp.inactive_lines, reader.skipped)
+                   pp.notes, pp.inactive_lines, reader.skipped, headers)
 
 
 def includes_cutlass(text: str) -> bool:
