@@ -669,3 +669,27 @@ def test_project_headers_from_include_dirs_but_not_library_roots(tmp_path):
         assert P(g.mainloop, "alignment_a") == want
         assert P(g.mainloop, "tile_shape") == [128, 128, 64]
         assert g.mainloop.tile_shape.origin.path == str(tmp_path / "inc" / "tiles.h")
+
+
+def test_a_file_that_only_includes_the_projects_cutlass_header(tmp_path):
+    """FBGEMM style: f8f8bf16_rowwise_<config>.cu names no CUTLASS type; it calls the wrapper of its
+    include (f8f8bf16_rowwise_common.cuh) with the tile as template arguments. Its GEMMs are found
+    (through the facts pipeline, as `check` and `facts` run it), at the call."""
+    from fusionlint.facts.extract import extract_file
+
+    (tmp_path / "rowwise_common.cuh").write_text(
+        "#pragma once\n#include <cute/tensor.hpp>\n#include <cutlass/gemm/collective/collective_builder.hpp>\n"
+        "template <int TM, int TN, int TK, bool PONG>\nint rowwise_impl() {\n"
+        "  using Tile = cute::Shape<cute::Int<TM>, cute::Int<TN>, cute::Int<TK>>;\n"
+        "  using Sched = cute::conditional_t<PONG, cutlass::gemm::KernelTmaWarpSpecializedPingpong,\n"
+        "                                    cutlass::gemm::KernelTmaWarpSpecializedCooperative>;\n"
+        + _BUILDER.replace("TILE", "Tile").replace("ALIGN", "8").replace("SCHEDULE", "Sched")
+        + "  return 0;\n}\n")
+    src = tmp_path / "rowwise_64_128_64_t.cu"
+    src.write_text('#include "rowwise_common.cuh"\n\nint rowwise_64_128_64_t() {\n'
+                   "  return rowwise_impl<64, 128, 64, true>();\n}\n")
+    (g,) = extract_file(src, ParseOptions(use_system_headers=False)).cutlass
+    assert (g.loc.path, g.loc.line) == (str(src), 4)
+    assert P(g.mainloop, "tile_shape") == [64, 128, 64]
+    assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
+    assert g.mainloop.tile_shape.origin.path == str(tmp_path / "rowwise_common.cuh")  # the Shape<...> alias

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import importlib
+import re
 import sys
 import threading
 from pathlib import Path
@@ -30,6 +31,15 @@ EXTRACTORS = (*CUBLASLT_EXTRACTORS, "fusionlint.frontend.cutlass")
 def may_hold_cutlass(text: str) -> bool:
     """A cheap necessary condition of ``extract_cutlass``'s own test (``\\bcutlass\\b|\\bcute\\b``)."""
     return "cutlass" in text or "cute" in text
+
+
+def may_reach_cutlass(text: str) -> bool:
+    """``may_hold_cutlass``, or a quoted ``#include``: the file may instantiate a project header's
+    CUTLASS templates (``extract_cutlass`` reads those headers and decides)."""
+    return may_hold_cutlass(text) or _QUOTED_INCLUDE.search(text) is not None
+
+
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"', re.M)
 
 
 def import_extractors(names: tuple[str, ...] = EXTRACTORS) -> None:
@@ -123,7 +133,7 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
 
         facts.functions_not_read = [f.message() for f in lost_functions(unit.tu, str(unit.path), text,
                                                                        unit.diagnostics)]
-    if may_hold_cutlass(text):
+    if may_reach_cutlass(text):
         try:
             from fusionlint.frontend.cutlass import extract_cutlass
 

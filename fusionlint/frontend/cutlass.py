@@ -53,9 +53,9 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
-    if not _CUTLASS_HINT.search(text):
-        return []
     project = ProjectHeaders(path, search_dirs(list(getattr(unit, "args", []) or []), path))
+    if not _CUTLASS_HINT.search(text) and not project.reach(text, _CUTLASS_HINT):
+        return []
     prog = read_program(text, path, predefined_macros(unit.args, text), project)
     ev = Evaluator(prog)
     ev.run()
@@ -88,24 +88,32 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
                     g.notes.append(f"line {real}: statement not read ({why})" if where == path else
                                    f"{where}:{real}: statement not read ({why})")
     if len(project.files) > 1:
-        gemms = _in_this_file(gemms, project)
+        gemms = _in_this_file(gemms, project, ev, path)
     for g in gemms:
         g.collect_unknowns()
     return gemms
 
 
-def _in_this_file(gemms: list[CutlassGemm], headers: ProjectHeaders) -> list[CutlassGemm]:
+def _in_this_file(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluator, path: str) -> list[CutlassGemm]:
     """The GEMMs this file makes: its own, and those of a project header's templates that this file
     instantiates (a header's own GEMMs are its own file's; the header is linted as itself), with the
-    header positions mapped to the header's path and lines."""
+    header positions mapped to the header's path and lines. Such a GEMM is placed at the last site
+    of this file in the chain of instantiations that makes it (where it enters the header)."""
     kept = []
     for g in gemms:
         if not headers.in_main(g.loc.line):
-            if g.instantiated_at is None or not headers.in_main(g.instantiated_at.line):
+            frames = g.context.split(" / ") if g.context else []
+            sites = [ev.ctx_sites.get(" / ".join(frames[:i])) for i in range(len(frames), 0, -1)]
+            root = next((site for site in sites if site is not None and headers.in_main(site[0])), None)
+            if root is None:
                 continue
             where, line = headers.where(g.loc.line)
-            g.notes.append(f"declared at {where}:{line}, a template this file instantiates")
-            g.loc = g.instantiated_at  # the GEMM belongs to this file where this file makes it
+            note = f"declared at {where}:{line}, a template this file instantiates"
+            if g.instantiated_at is not None and not headers.in_main(g.instantiated_at.line):
+                via, via_line = headers.where(g.instantiated_at.line)
+                note += f" (through {via}:{via_line})"
+            g.notes.append(note)
+            g.loc = g.instantiated_at = Loc(path, root[0], root[1])  # the GEMM is this file's where it makes it
         kept.append(relocate(g, headers))
     return kept
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 
 from fusionlint.frontend.cutlass_lex import Directive, Tok, lex
@@ -30,6 +31,7 @@ MAX_TOTAL_BYTES = 8 << 20
 _SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".ipp", ".inc", ".cu", ".cpp", ".cc", ".cxx"}
 _LIBRARY_PREFIXES = ("cutlass/", "cute/")
 # a directory holding one of these is a library's include root, not the project's
+_QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _LIBRARY_MARKERS = ("cutlass/cutlass.h", "cute/tensor.hpp", "cuda_runtime.h", "cublasLt.h")
 
 
@@ -113,6 +115,32 @@ class ProjectHeaders:
         k = len(self.files)
         self.files.append(str(target))
         return _shifted(lex(text), k * LINE_STRIDE)
+
+    def reach(self, text: str, pattern: re.Pattern[str]) -> bool:
+        """Whether a project header ``text`` includes (transitively, within the limits) matches
+        ``pattern``: a file that only includes the project's CUTLASS header (FBGEMM's
+        f8f8bf16_rowwise_<config>.cu over f8f8bf16_rowwise_common.cuh) is a CUTLASS file."""
+        todo = [(text, Path(self.files[0]).parent)]
+        seen: set[str] = set()
+        while todo and len(seen) < MAX_FILES:
+            body, here = todo.pop()
+            for name in _QUOTED.findall(body):
+                if name.startswith(_LIBRARY_PREFIXES) or Path(name).suffix.lower() not in _SUFFIXES:
+                    continue
+                target = self._resolve(name, here)
+                if target is None or (key := os.path.realpath(target)) in seen:
+                    continue
+                seen.add(key)
+                try:
+                    if target.stat().st_size > MAX_FILE_BYTES:
+                        continue
+                    header = target.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                if pattern.search(header):
+                    return True
+                todo.append((header, target.parent))
+        return False
 
     def _resolve(self, name: str, here: Path) -> Path | None:
         for d in [here, *self.dirs]:
