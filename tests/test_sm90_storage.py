@@ -142,7 +142,7 @@ def test_the_capacity_edge_on_the_h200_and_fusionlints_verdicts(tmp_path):
 RS_GRID = ROOT / "kernels_ref" / "evidence" / "h200-rs-grid.json"
 # tf32 A and B ColumnMajor with TileK 24 (3 K-blocks): "Stride Divisibility Condition" slicing the RS
 # mainloop's MN-major smem stage, which FL333's derivation does not model for the RS paths
-RS_GRID_MISSED = {1026, 1027}
+RS_GRID_MISSED: set[int] = set()  # rs1026/rs1027 (tf32 A ColumnMajor, TileK 24) became FL333's
 
 
 def test_the_rs_mainloop_edge_on_the_h200_and_fusionlints_verdicts(tmp_path):
@@ -169,3 +169,33 @@ def test_the_rs_mainloop_edge_on_the_h200_and_fusionlints_verdicts(tmp_path):
     assert all(not codes_of[i] and not ran[i]["works"] for i in RS_GRID_MISSED)
     rs_loops = {i for i, p in ran.items() if "RS loops require more than 2" in p["log"]}
     assert rs_loops and all("FL342" in codes_of[i] or "FL307" in codes_of[i] for i in rs_loops)
+
+
+SLICE_GRID = ROOT / "kernels_ref" / "evidence" / "h200-slice-grid.json"
+# fp8 128x24x128: "Fragment size does not vectorize properly"; no rule knows it (its TileK 256 twin, 2021, fails the
+# same way and FL315 flags it for its promotion interval)
+SLICE_GRID_MISSED = {2020}
+
+
+def test_the_smem_stage_slice_on_the_h200_and_fusionlints_verdicts(tmp_path):
+    """The mainloop's stage slice, measured around CuTe's divisibility checks (slice_grid: half, tf32 and FP8
+    TileN odd and even multiples of 8, one and two swizzle atoms along K; the RS tf32 A ColumnMajor at TileK 40
+    and 48), built and run on the H200: FL333 fires exactly on the programs nvcc stopped with "Stride
+    Divisibility Condition" or "Shape Divisibility Condition" (ten of them only through the stage layout's own
+    composition with the swizzle), no error on the six that work, the misses named above."""
+    from fusionlint.evidence.sweep_sm90_storage import slice_grid
+    programs = json.loads(SLICE_GRID.read_text())["programs"]
+    grid = {c["id"]: c for c in slice_grid()}
+    ran = {int(Path(k).stem[5:]): p for k, p in programs.items()}
+    assert set(ran) == set(grid) and sum(p["works"] for p in ran.values()) == 6
+    rules, wrong = load_rules(), []
+    divisibility = {i for i, p in ran.items() if "Divisibility Condition" in p["log"]}
+    assert len(divisibility) == 18
+    for i, c in grid.items():
+        path = tmp_path / f"slice{i}.cu"
+        path.write_text(gemm_program(c, "fusionlint.evidence.sweep_sm90_storage.slice_grid()"))
+        checked = check_file(path, rules, ParseOptions(use_system_headers=False), "sm_90")
+        codes = {f.code for f in checked.findings if f.severity == "error"}
+        if ("FL333" in codes) != (i in divisibility) or (bool(codes) == ran[i]["works"]) != (i in SLICE_GRID_MISSED):
+            wrong.append((i, ran[i]["works"], sorted(codes)))
+    assert wrong == []

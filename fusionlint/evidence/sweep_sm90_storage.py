@@ -112,6 +112,35 @@ def rs_grid() -> list[dict]:
     return out
 
 
+def slice_grid() -> list[dict]:
+    """The mainloop's stage slice SmemLayout{}(_,_,Int<0>{}) around CuTe's divisibility checks (FL333):
+    SS GEMMs (A RowMajor x B ColumnMajor) of half, tf32 and FP8 with TileN an odd multiple of 8 (and
+    even neighbours) at one and at two or more swizzle atoms along K, and the RS mainloop's tf32 A
+    ColumnMajor at TileK 40 and 48; cooperative 128-row tiles, C and D of the A/B type (float for
+    tf32). Ids from 2000."""
+    out: list[dict] = []
+    ss = [(HALF, [24, 40, 48, 56, 136], [64, 128]), (TF32, [48, 80, 96, 112, 144], [32, 64]),
+          (E4M3, [24, 40, 48], [128, 256])]
+    kernel = KS + "KernelTmaWarpSpecializedCooperative"
+    for ab, ns, ks in ss:
+        for n in ns:
+            for k in ks:
+                d = "float" if ab == TF32 else HALF if ab == E4M3 else ab
+                out.append({"id": 2000 + len(out), "element_a": ab, "element_b": ab, "layout_a": ROW, "layout_b": COL,
+                            "tile": [128, n, k], "element_c": d, "layout_c": ROW, "element_d": d, "layout_d": ROW,
+                            "kernel_schedule": kernel, "epilogue_schedule": KERNELS[kernel],
+                            "epilogue_tile": "auto", "fusion": "default", "stage_count": "carveout"})
+    for k in (40, 48):
+        out.append({"id": 2000 + len(out), "element_a": TF32, "element_b": TF32, "layout_a": COL, "layout_b": COL,
+                    "tile": [128, 128, k], "element_c": "float", "layout_c": ROW, "element_d": "float", "layout_d": ROW,
+                    "kernel_schedule": kernel, "epilogue_schedule": KERNELS[kernel],
+                    "epilogue_tile": "auto", "fusion": "default", "stage_count": "carveout"})
+    return out
+
+
+GRIDS = {"rs": rs_grid, "slice": slice_grid}
+
+
 def _int(v: int) -> str:
     return f"cute::Int<{v}>"
 
@@ -222,7 +251,17 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--cutlass", required=True, help="the nvidia-cutlass include directory")
     r.add_argument("--out", required=True)
     r.add_argument("-j", type=int, default=os.cpu_count() or 1)
+    w = sub.add_parser("write", help="write a grid's self-checking programs (gemm_program) into a directory")
+    w.add_argument("--grid", choices=sorted(GRIDS), required=True)
+    w.add_argument("--out", required=True)
     a = ap.parse_args(argv)
+    if a.cmd == "write":
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for c in GRIDS[a.grid]():
+            (out / f"{a.grid}{c['id']}.cu").write_text(
+                gemm_program(c, f"fusionlint.evidence.sweep_sm90_storage.{GRIDS[a.grid].__name__}()"))
+        return 0
     cfgs = sample(a.seed, a.count)
     batches = [cfgs[i:i + a.batch] for i in range(0, len(cfgs), a.batch)]
     t0 = time.time()

@@ -43,22 +43,28 @@ def _compose_divisible(lshape: list[int], rshape: int, rstride: int) -> bool | N
     """The static divisibility checks of cute::detail::composition_impl (cute/layout.hpp:1053-1111) for
     a rank-1 right-hand layout rshape:rstride: "Stride Divisibility Condition" and "Shape Divisibility
     Condition". None where a check needs an unknown rshape."""
+    failed = _composition_failure(lshape, rshape, rstride)
+    return None if failed == "?" else not failed
+
+
+def _composition_failure(lshape: list[int], rshape: int | None, rstride: int) -> str:
+    """Which of composition_impl's static_asserts fails ("" none, "?" not known: an unknown rshape)."""
     if rstride == 0 or len(lshape) < 2:
-        return True
+        return ""
     rest_shape, rest_stride = rshape, rstride
     for curr in lshape[:-1]:
         if not (rest_stride % curr == 0 or rest_stride < curr):
-            return False
+            return "Stride Divisibility Condition"
         next_shape, next_stride = -(-curr // rest_stride), -(-rest_stride // curr)
         if next_shape != 1 and rest_shape != 1:
             if rest_shape is None:
-                return None
+                return "?"
             new_shape = min(next_shape, rest_shape)
             if rest_shape % new_shape:
-                return False
+                return "Shape Divisibility Condition"
             rest_shape //= new_shape
         rest_stride = next_stride
-    return True
+    return ""
 
 
 def _stage_slice_divisible(swizzle: int, stage_stride: int, stages: int | None) -> bool | None:
@@ -82,3 +88,44 @@ def _stage_slice_divisible(swizzle: int, stage_stride: int, stages: int | None) 
         if ok is None:
             result = None
     return result
+
+
+_SWIZZLE_WIDTH_BITS = {3: 1024, 2: 512, 1: 256, 0: 128}
+
+
+def _stage_tile_leaves(major: str, swizzle: int, bits: int, mn: int, k: int,
+                       k_first: bool) -> list[tuple[int, int]] | None:
+    """The leaves (shape, stride) of one stage of the mainloop's smem layout, SmemLayout{}(_,_,0)'s
+    layout before the swizzle: tile_to_shape(atom, (MN, K, Stages), Step<_2,_1,_3> for an MN-major
+    gmem operand, else Step<_1,_2,_3>) (sm90_mma_tma_gmma_ss_warpspecialized.hpp:128-135,
+    sm90_mma_tma_gmma_rs_warpspecialized.hpp:156-163; cute/layout.hpp:1778 tile_to_shape, a blocked
+    product that keeps the atom's modes). The GMMA atoms (cute/atom/mma_traits_sm90_gmma.hpp):
+    K-major (8, W/bits):(W/bits, 1), MN-major (W/bits, 8):(1, W/bits), W the swizzle's width in bits.
+    None where the atom does not divide the tile (the selector or tile_to_shape asserts first)."""
+    width = _SWIZZLE_WIDTH_BITS[swizzle] // bits
+    atom_mn, atom_k = (8, width) if major == "K" else (width, 8)
+    stride_mn, stride_k = (width, 1) if major == "K" else (1, width)
+    if mn % atom_mn or k % atom_k:
+        return None
+    reps_mn, reps_k = mn // atom_mn, k // atom_k
+    size = atom_mn * atom_k
+    tile_mn, tile_k = (reps_k, 1) if k_first else (1, reps_mn)
+    return [(atom_mn, stride_mn), (reps_mn, tile_mn * size), (atom_k, stride_k), (reps_k, tile_k * size)]
+
+
+def _stage_tile_failure(swizzle: int, leaves: list[tuple[int, int]]) -> str:
+    """The static_assert that fails composing the sliced stage with the swizzle's Y/Z projection
+    ("" none): slice_and_offset composes swizzle_only_zy with the layout left after the slice, "this
+    also tests that shape/stride of layout compose with swizzle" (cute/swizzle_layout.hpp:262-264),
+    leaf by leaf (cute/layout.hpp:1036, composition_impl's right-distributivity)."""
+    if swizzle == 0:
+        return ""
+    b, m, s = swizzle, 4, 3
+    shape = [1 << m, 1 << b, 1 << (s - b), 1 << b, 1]
+    only = [0, 1 << m, 0, 1 << (m + s), 0]
+    lshape, _ = _coalesce_x(shape, only)
+    for leaf_shape, leaf_stride in leaves:
+        failed = _composition_failure(lshape, leaf_shape, leaf_stride)
+        if failed and failed != "?":
+            return failed
+    return ""

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from fusionlint.model import sm90_storage
-from fusionlint.rules.derived.cute_layout import _smem_swizzle_bits, _stage_slice_divisible
+from fusionlint.rules.derived.cute_layout import (_smem_swizzle_bits, _stage_slice_divisible, _stage_tile_failure,
+                                                 _stage_tile_leaves)
 from fusionlint.rules.derived.cutlass_view import (SM90_SMEM_CAPACITY, _alignment_bits, _ints, _is, _part,
                                                    _short, _tile)
 from fusionlint.rules.derived.registry import View, _get, derived
@@ -412,7 +413,8 @@ def smem_stage_slice_problem(view: View) -> str | None:
     if m % 64 or n % 8:  # the GMMA selector fails first (FL308, FL332)
         return ""
     rs = _rmem_a(bits_a, bits_b, ka, kb)
-    if rs and (not (ka and kb) or bits_b < bits_a):  # MN-major or swapped (B narrower) register-A paths
+    # the register-A paths with B MN-major (B transposed in smem) or swapped (B narrower) are not modelled
+    if rs and (not kb or bits_b < bits_a):
         return None
     stages = ml.get("stages") if ml.get("stage_count_kind") == "fixed" else None
     if not isinstance(stages, int):
@@ -429,9 +431,18 @@ def smem_stage_slice_problem(view: View) -> str | None:
         if ok is False:
             return (f"the {name} tile's stages are {mn} x {k} = {mn * k} elements apart, which the "
                     f"{ {1: 32, 2: 64, 3: 128}[swizzle]}-byte swizzle of its shared-memory "
-                    f"layout does not divide")
+                    f"layout does not divide (CuTe's \"Stride Divisibility Condition\")")
         if ok is None:
             unknown = True
+        leaves = _stage_tile_leaves(major, swizzle, bits, mn, k, k_first=not kmaj)
+        if leaves is None:
+            unknown = True
+        elif failed := _stage_tile_failure(swizzle, leaves):
+            shape = f"(({leaves[0][0]},{leaves[1][0]}),({leaves[2][0]},{leaves[3][0]}))"
+            stride = f"(({leaves[0][1]},{leaves[1][1]}),({leaves[2][1]},{leaves[3][1]}))"
+            return (f"the {name} tile's stage layout {shape}:{stride} ({major}-major {mn} x {k}) does not "
+                    f"compose with the {({1: 32, 2: 64, 3: 128}[swizzle])}-byte swizzle of its shared-memory "
+                    f"layout (CuTe's \"{failed}\")")
     return None if unknown else ""
 
 
