@@ -28,14 +28,18 @@ _MAX_BYTES = 64 << 20
 DEFAULT_DIRS = ("/usr/include", "/usr/local/include")
 
 
-def search_dirs(args: Iterable[str]) -> tuple[str, ...]:
-    """Include directories named in compiler arguments (``-I DIR``, ``-IDIR``, ``-isystem``…)."""
+INCLUDE_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter")
+
+
+def search_dirs(args: Iterable[str], flags: tuple[str, ...] = INCLUDE_FLAGS) -> tuple[str, ...]:
+    """Include directories named in compiler arguments (``-I DIR``, ``-IDIR``, ``-isystem``…; those
+    of ``flags``), fusionlint's virtual directories left out."""
     out: list[str] = []
     args = list(args)
     i = 0
     while i < len(args):
         a = args[i]
-        for flag in ("-I", "-isystem", "-iquote", "-idirafter"):
+        for flag in flags:
             if a == flag and i + 1 < len(args):
                 out.append(args[i + 1])
                 i += 1

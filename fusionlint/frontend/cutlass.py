@@ -53,7 +53,7 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
             text = Path(path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
-    project = ProjectHeaders(path, search_dirs(list(getattr(unit, "args", []) or []), path))
+    project = ProjectHeaders(path, search_dirs(list(getattr(unit, "args", []) or [])))
     if not _CUTLASS_HINT.search(text) and not project.reach(text, _CUTLASS_HINT):
         return []
     prog = read_program(text, path, predefined_macros(unit.args, text), project)

@@ -21,6 +21,7 @@ import os
 import re
 from pathlib import Path
 
+from fusionlint import prefilter
 from fusionlint.frontend.cutlass_lex import Directive, Tok, lex
 from fusionlint.model.values import Loc
 
@@ -35,30 +36,13 @@ _QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 _LIBRARY_MARKERS = ("cutlass/cutlass.h", "cute/tensor.hpp", "cuda_runtime.h", "cublasLt.h")
 
 
-def search_dirs(args: list[str], main_path: str) -> list[Path]:
+def search_dirs(args: list[str]) -> list[Path]:
     """The ``-iquote`` and ``-I`` directories of a parse's arguments (in that order, as the compiler
     searches quoted includes after the including file's directory), without library roots and
     fusionlint's virtual directories."""
-    quote: list[str] = []
-    plain: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        for flag, into in (("-iquote", quote), ("-I", plain)):
-            if a == flag and i + 1 < len(args):
-                into.append(args[i + 1])
-                i += 1
-                break
-            if a.startswith(flag) and len(a) > len(flag):
-                into.append(a[len(flag):])
-                break
-        i += 1
     out: list[Path] = []
-    base = Path(main_path).parent
-    for d in quote + plain:
-        if d.startswith("/__fusionlint__"):
-            continue
-        p = Path(d) if os.path.isabs(d) else base / d
+    for d in prefilter.search_dirs(args, ("-iquote",)) + prefilter.search_dirs(args, ("-I",)):
+        p = Path(d)  # a relative directory is the working directory's, as for the compiler
         if p.is_dir() and not _library_root(p) and p not in out:
             out.append(p)
     return out
