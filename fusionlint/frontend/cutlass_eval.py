@@ -242,8 +242,7 @@ class Evaluator:
         # cutlass::bfloat16_t, Epilogue> from a function template the bindings' TU instantiates): read
         # generically, and what they instantiate is instantiated with the arguments written there, the
         # enclosing template's parameters staying unknown (a partial instance)
-        full = set(self.template_scopes_with_instances)
-        self._partial_ok = full
+        self._partial_ok = set(self.template_scopes_with_instances)
         try:
             for scope in self._callers_of_gemm_templates():
                 if scope.id in self.template_scopes_with_instances:
