@@ -693,3 +693,17 @@ def test_a_file_that_only_includes_the_projects_cutlass_header(tmp_path):
     assert P(g.mainloop, "tile_shape") == [64, 128, 64]
     assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedPingpong"
     assert g.mainloop.tile_shape.origin.path == str(tmp_path / "rowwise_common.cuh")  # the Shape<...> alias
+
+
+def test_a_project_headers_function_template_called_with_deduced_arguments():
+    """CUTLASS example 51 style: the main file calls a header's GEMM function template without
+    template arguments. The GEMM is the main file's, at that call; what the template fixes itself is
+    known, each deduced parameter unknown with the call named as its source."""
+    (g,) = gemms("project_headers/gett_main.cu")
+    call = line_of("project_headers/gett_main.cu", "proj::gett_like(")
+    assert (g.path, g.loc.line) == (str(HEADERS / "gett_main.cu"), call)
+    assert P(g.mainloop, "tile_shape") == [128, 128, 64] and P(g.mainloop, "cluster_shape") == [1, 2, 1]
+    assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecializedCooperative"
+    assert P(g.mainloop, "element_a") is None
+    assert g.mainloop.element_a.unknown == \
+        f"template parameter ElementA of gett_like is deduced from the arguments of the call at line {call}"

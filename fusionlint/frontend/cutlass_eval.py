@@ -251,6 +251,8 @@ class Evaluator:
                 self._instantiate_pending(done)  # before the templates it instantiates get their turn
         finally:
             self._partial_ok = None
+        self._deduced_calls(root)
+        self._instantiate_pending(done)
         # templates that contain GEMMs but are not instantiated in this file: read them generically
         for scope in self._template_scopes(self.prog.file):
             if scope.id in self.template_scopes_with_instances:
@@ -308,6 +310,32 @@ class Evaluator:
             return depth[s.id]
 
         return sorted(callers, key=lambda s: (level(s), s.first_line))
+
+    def _deduced_calls(self, root: Env) -> None:
+        """A function template with GEMMs that the main file calls without template arguments
+        (CUTLASS example 51's ``example::gett_kernel(problem_shape, ptr_A, stride_A, ...)``, declared
+        in its header) is instantiated at that call with every template parameter unknown (deduced
+        from the call's arguments, which the reader does not type): what the template fixes itself
+        (tile, cluster, schedule) is then known in the calling file."""
+        headers = self.prog.headers
+        if headers is None or len(headers.files) < 2:
+            return
+        for scope in self._template_scopes(self.prog.file):
+            # a template of a project header (the main file's own are read generically, as before)
+            if scope.kind != "function" or headers.in_main(scope.first_line) \
+                    or scope.id in self.template_scopes_with_instances or not self._contains_cutlass(scope):
+                continue
+            name = self._template_name(scope)
+            toks = self.prog.tokens
+            site = next(((t.line, t.col) for i, t in enumerate(toks[:-1])
+                         if t.kind == "id" and t.text == name and toks[i + 1].text == "("
+                         and headers.in_main(t.line) and (i == 0 or toks[i - 1].text not in (".", "->"))),
+                        None)
+            if site is None:
+                continue
+            values = [unknown(f"template parameter {p.name} of {name} is deduced from the arguments of the call "
+                              f"at line {site[0]}", site) for p in scope.tparams or []]
+            self._register_instance(scope, root.extend(scope, values), site, False)
 
     @staticmethod
     def _template_name(s: Scope) -> str:
