@@ -30,7 +30,7 @@ COMMANDS = ("check", "facts", "graph", "rule", "test-rules", "probe", "verify", 
 def _parse_options(args: argparse.Namespace):
     from fusionlint.run.options import parse_options
 
-    return parse_options(args.include, args.define, args.std, args.no_system_headers)
+    return parse_options(args.include, args.define, args.std, args.no_system_headers, args.device_bodies)
 
 
 def _positive_int(text: str) -> int:
@@ -74,6 +74,11 @@ def _add_frontend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--std", help=f"C++ standard (default: {DEFAULT_STD})")
     p.add_argument("--no-system-headers", action="store_true",
                    help="ignore CUDA/cuBLAS/CUTLASS headers installed on this machine; use fusionlint's stand-ins")
+    p.add_argument("--device-bodies", action=argparse.BooleanOptionalAction, default=None,
+                   help="with the CUTLASS headers, also instantiate the kernels' and collectives' __device__ bodies "
+                        "as nvcc does for sm_90a, so that FL300 reports the static_asserts inside them (about 10x "
+                        "slower per GEMM; default: off, or `device-bodies` in [tool.fusionlint]; the rules that "
+                        "mirror those asserts run either way)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -101,3 +101,64 @@ def test_errors_in_cutlass_utilities_or_outside_the_include_trees_are_not_the_ge
     assert not _kept_error(msg, at("/w/NVIDIA/cutlass/examples/55/mixed_dtype_utils.hpp"), True, "/w/a.cu")
     assert not _kept_error(msg, at("/w/cutlass/include/cutlass/x.cu"), True, "/w/cutlass/include/cutlass/x.cu")
     assert not _kept_error(msg, at("/w/.cutlass/include/cutlass/gemm/x.hpp"), False, "/w/a.cu")
+
+
+# ------------------------------------------------------------------------------------------------
+# check instantiates the device bodies only when asked (--device-bodies, `device-bodies = true`)
+
+def test_the_device_bodies_switch_reaches_the_parse_arguments(tmp_path):
+    """Off by default (the prelude's FUSIONLINT_NO_DEVICE_BODIES is defined); the command line wins
+    over the config, the config over the default."""
+    from fusionlint.run.compile_db import CompileFlags
+    from fusionlint.run.config import FileConfig
+    from fusionlint.run.options import CheckOptions, file_options, parse_options
+
+    off = "FUSIONLINT_NO_DEVICE_BODIES"
+    cfg_on = FileConfig(path=tmp_path / "pyproject.toml", device_bodies=True)
+    cases = [(None, None, True), (None, cfg_on, False), (False, cfg_on, True), (True, None, False)]
+    for flag, cfg, macro in cases:
+        options, _, _ = file_options(CheckOptions(device_bodies=flag), cfg, CompileFlags())
+        assert (off in options.defines) is macro, (flag, cfg)
+    assert off in parse_options().defines and off not in parse_options(device_bodies=True).defines
+
+
+def _check(*argv: str) -> tuple[str, str]:
+    """check's text report (stdout) and its -v notes and summary (stderr)."""
+    import contextlib
+    import io
+
+    from fusionlint.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        main(["check", "--no-cache", "-v", *argv])
+    return out.getvalue(), err.getvalue()
+
+
+@needs_cutlass
+def test_check_runs_the_device_side_only_when_asked(tmp_path):
+    """By default check instantiates the GEMM's host side: the rule that mirrors the epilogue's
+    device-side assertion (FL329) reports it and the finding's note says the device bodies were
+    not instantiated; on a GEMM no rule flags, -v lists FL300 as undecided. With --device-bodies
+    (or the config key) the device bodies are instantiated and nothing is left undecided."""
+    bad, ok = RULES / "FL329_coop_ws_epi.cu", RULES / "FL329_auto_schedule_coop_epi_ok.cu"
+    for argv, device in (([], False), (["--device-bodies"], True)):
+        out, err = _check(*argv, str(bad), str(ok))
+        errors = [line for line in out.splitlines() if ": error: " in line]
+        assert len(errors) == 1 and errors[0].startswith(f"{bad}:") and errors[0].endswith("[FL329]")
+        mode = [line for line in out.splitlines() if "note: GEMM `Gemm`" in line]
+        assert len(mode) == 1 and ("device bodies included" in mode[0]) is device \
+            and ("host side" in mode[0]) is not device
+        undecided = [line for line in err.splitlines() if "undecided: FL300" in line]
+        if device:
+            assert undecided == [] and "2 files checked, 1 finding\n" in err
+        else:
+            assert len(undecided) == 1 and undecided[0].startswith(f"fusionlint: {ok}:")
+            assert "--device-bodies instantiates them" in undecided[0] and "1 check undecided" in err
+    # the config key, in the file's nearest pyproject.toml
+    local = tmp_path / ok.name
+    local.write_text(ok.read_text().replace('#include "../cutlass_probe.h"',
+                                            f'#include "{ok.parent.parent / "cutlass_probe.h"}"'))
+    (tmp_path / "pyproject.toml").write_text("[tool.fusionlint]\ndevice-bodies = true\n")
+    out, err = _check(str(local))
+    assert "undecided: FL300" not in err and "1 file checked, 0 findings\n" in err

@@ -113,6 +113,7 @@ def test_config_arch_defines_and_include_dirs(tmp_path: Path) -> None:
     ('[tool.fusionlint]\nstd = "c++17 -fplugin=x.so"\n', "std: invalid value 'c++17 -fplugin=x.so'"),
     ('[tool.fusionlint]\ndefines = ["1BAD"]\n', "defines: invalid macro definition '1BAD'"),
     ('[tool.fusionlint]\nper-file-ignores = ["x"]\n', "per-file-ignores: expected a table"),
+    ('[tool.fusionlint]\ndevice-bodies = "yes"\n', "device-bodies: expected true or false, got a string"),
     ('[tool.fusionlint\n', "TOML syntax error"),
 ])
 def test_bad_config_is_one_line_exit_two(tmp_path: Path, body: str, problem: str) -> None:

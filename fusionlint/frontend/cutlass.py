@@ -64,8 +64,9 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
     for g in gemms:
         g.problems = [p for p in problems if p.gemm == g.name]
     headers = cutlass_headers_used(unit)
+    device = headers and _device_bodies(unit)
     for g in gemms:
-        g.cutlass_headers = headers
+        g.cutlass_headers, g.device_bodies = headers, device
     if headers:
         try:
             ast = AstReader(unit, ev)

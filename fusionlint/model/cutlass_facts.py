@@ -281,6 +281,7 @@ class CutlassGemm:
     kernel: KernelFacts | None = None
     gemm2x: Gemm2x | None = None
     cutlass_headers: bool = False  # the real CUTLASS headers were part of the parse
+    device_bodies: bool = False  # and the kernels' and collectives' device bodies were instantiated
     built: dict = field(default_factory=dict)  # instantiated mode: what the builders chose (stages...)
     diagnostics: list[CutlassDiagnostic] = field(default_factory=list)
     problems: list = field(default_factory=list)  # literal problem sizes in its Arguments (cutlass_problem.Problem)
@@ -300,7 +301,7 @@ class CutlassGemm:
         return {
             "api": self.api, "kind": self.kind, "name": self.name, "path": self.path,
             "line": self.loc.line, "column": self.loc.column, "mode": self.mode,
-            "cutlass_headers": self.cutlass_headers,
+            "cutlass_headers": self.cutlass_headers, "device_bodies": self.device_bodies,
             "context": self.context,
             "instantiated_at": self.instantiated_at.to_dict() if self.instantiated_at else None,
             "mainloop": self.mainloop.to_dict() if self.mainloop else None,

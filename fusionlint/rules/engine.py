@@ -538,6 +538,10 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
                 explained = explained or rule.severity == "error"
         if not explained:
             findings += static_assert_findings(g)
+            if undecided is not None and g.mode == "instantiated" and not g.device_bodies:
+                at = g.instantiated_at or g.loc
+                undecided.append(Undecided(CUTLASS_STATIC_ASSERT, BUILTIN_CODES[CUTLASS_STATIC_ASSERT][0], at.path,
+                                           at.line, at.column, (DEVICE_BODIES_NOT_INSTANTIATED,)))
     findings = _say_when(findings, of_alternative)
     unique: dict[tuple, Finding] = {}
     for f in findings:
@@ -691,11 +695,18 @@ def _support_findings(support: SupportTable, judged: list[tuple[Configuration, d
 def _mode_note(g: CutlassGemm) -> tuple[Related, ...]:
     """Which reading produced the verdict (issue: record the mode), at the GEMM's line."""
     where = g.instantiated_at or g.loc
-    if g.mode == "instantiated":
-        how = "instantiated with the CUTLASS headers"
+    if g.mode == "instantiated" and g.device_bodies:
+        how = "instantiated with the CUTLASS headers, device bodies included"
+    elif g.mode == "instantiated":
+        how = "instantiated with the CUTLASS headers (host side; --device-bodies also instantiates the device bodies)"
     else:
         how = "read from the source text (syntactic mode: no usable CUTLASS headers)"
     return (Related(where.path, where.line, where.column, f"GEMM `{g.name or 'unnamed'}` {how}"),)
+
+
+DEVICE_BODIES_NOT_INSTANTIATED = (
+    "the static_asserts inside the kernel's and the collectives' __device__ bodies: not instantiated (host side "
+    "only; the rules that mirror them ran); --device-bodies instantiates them as nvcc does")
 
 
 def static_assert_findings(g: CutlassGemm, limit: int = 3) -> list[Finding]:

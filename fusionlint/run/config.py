@@ -43,6 +43,7 @@ class FileConfig:
     rulesets: tuple[str, ...] = ()  # absolute
     exclude: tuple[str, ...] = ()
     support_table: str | None = None  # absolute: the measured cuBLASLt support table (FL127)
+    device_bodies: bool | None = None  # instantiate CUTLASS's device bodies (None: not set here)
 
     @property
     def base(self) -> Path:
@@ -109,9 +110,13 @@ def from_table(path: Path, table: dict[str, Any]) -> FileConfig:
         elif key == "support-table":
             text = _string(path, key, value)
             fields["support_table"] = "none" if text.lower() == "none" else _absolute(base, (text,))[0]
+        elif key == "device-bodies":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: {key}: expected true or false, got {_kind(value)}")
+            fields["device_bodies"] = value
         else:
             known = ("select, ignore, extend-select, per-file-ignores, include-dirs, defines, arch, std, rulesets, "
-                     "exclude, support-table")
+                     "exclude, support-table, device-bodies")
             raise ConfigError(f"{path}: {key}: unknown key (known: {known})")
     return FileConfig(path=path, **fields)
 

@@ -17,7 +17,10 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from fusionlint.defaults import CHECK_TIMEOUT, DEFAULT_ARCH, DEFAULT_STD, MAX_FILES, VERIFY_ARCH, VERIFY_BUILD_TIMEOUT
+from fusionlint.defaults import (
+    CHECK_TIMEOUT, DEFAULT_ARCH, DEFAULT_STD, DEVICE_BODIES, MAX_FILES, NO_DEVICE_BODIES_MACRO, VERIFY_ARCH,
+    VERIFY_BUILD_TIMEOUT,
+)
 from fusionlint.frontend.parse import ParseOptions
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
@@ -40,6 +43,7 @@ class CheckOptions:
     define: tuple[str, ...] = ()
     std: str | None = None
     no_system_headers: bool = False
+    device_bodies: bool | None = None  # None: the config's, else defaults.DEVICE_BODIES
     arch: str | None = None
     compile_commands: str | None = None  # -p: one database for every file (else the nearest one)
     # the rules and what is reported
@@ -80,6 +84,7 @@ class VerifyOptions:
     define: tuple[str, ...] = ()
     std: str | None = None
     no_system_headers: bool = False
+    device_bodies: bool | None = None
     arch: str = VERIFY_ARCH
     ruleset: tuple[str, ...] = ()
     config: tuple[int, ...] | None = None  # only these configurations (1-based)
@@ -91,7 +96,7 @@ class VerifyOptions:
     verbose: bool = False
 
     def parse_options(self) -> ParseOptions:
-        return parse_options(self.include, self.define, self.std, self.no_system_headers)
+        return parse_options(self.include, self.define, self.std, self.no_system_headers, self.device_bodies)
 
 
 def _typed(cls: type, namespace: argparse.Namespace | None):
@@ -119,11 +124,20 @@ def verify_options(namespace: argparse.Namespace | None = None) -> VerifyOptions
     return _typed(VerifyOptions, namespace)
 
 
+def device_body_defines(*choices: bool | None) -> list[str]:
+    """The macro that turns the prelude's device-side instantiation off, unless the first choice
+    made (command line, compilation database's config, ...; None: not made) or the default wants it."""
+    wanted = next((c for c in choices if c is not None), DEVICE_BODIES)
+    return [] if wanted else [NO_DEVICE_BODIES_MACRO]
+
+
 def parse_options(include: tuple[str, ...] | list[str] | None = (), define: tuple[str, ...] | list[str] | None = (),
-                  std: str | None = None, no_system_headers: bool = False) -> ParseOptions:
+                  std: str | None = None, no_system_headers: bool = False,
+                  device_bodies: bool | None = None) -> ParseOptions:
     """The front end's options from the command line alone (``facts``, ``graph``, ``probe``,
     ``verify``: no config file or compilation database)."""
-    return ParseOptions(include_dirs=list(include or []), defines=list(define or []), std=std or DEFAULT_STD,
+    return ParseOptions(include_dirs=list(include or []),
+                        defines=[*(define or []), *device_body_defines(device_bodies)], std=std or DEFAULT_STD,
                         use_system_headers=not no_system_headers)
 
 
@@ -132,7 +146,8 @@ def file_options(opts: CheckOptions, cfg: FileConfig | None, flags: CompileFlags
     its compilation database entry (``flags``) over its config (``cfg``), else the defaults."""
     options = ParseOptions(
         include_dirs=[*opts.include, *flags.include_dirs, *(cfg.include_dirs if cfg else ())],
-        defines=[*(cfg.defines if cfg else ()), *flags.defines, *opts.define],
+        defines=[*(cfg.defines if cfg else ()), *flags.defines, *opts.define,
+                 *device_body_defines(opts.device_bodies, cfg.device_bodies if cfg else None)],
         extra_args=list(flags.extra_args),
         std=opts.std or flags.std or (cfg.std if cfg else None) or DEFAULT_STD,
         use_system_headers=not opts.no_system_headers)
