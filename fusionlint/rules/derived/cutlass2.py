@@ -168,6 +168,12 @@ def arch_mma_problem(view: View) -> str | None:
 
 SM90_MAX_THREADS_PER_BLOCK = 1024
 SM90_REGISTERS_PER_BLOCK = 65536  # 32-bit registers a block may use (the register file of an SM)
+# What a 2.x tensor-op kernel's threads keep beside the accumulators and fragment buffers (global and
+# shared-memory iterators, addresses, predicates, loop counters): at least 18 registers in every one of
+# the 47 kernels of the 2.x thread-block grid (fp16/bf16/tf32, float and half accumulators, warp tiles
+# 16x32 to 64x64, K split, 2 and 3 stages), ptxas of nvcc 13.0 for sm_90a
+# (kernels_ref/evidence/h200-2x-threads-grid-ptxas.txt; fusionlint.evidence.grid_2x_threads).
+REGISTERS_2X_BESIDE_FRAGMENTS = 18
 
 
 @derived("threads_2x", "cutlass")
@@ -186,9 +192,10 @@ def registers_min_2x(view: View) -> int | None:
     """A lower bound of the 32-bit registers a thread of the 2.x tensor-op mainloop keeps live: its share
     of the warp's accumulator tile (WarpM x WarpN accumulators over 32 lanes), the two warp-fragment
     buffers for A and B that the mainloop double-buffers (WarpM x InstK and InstK x WarpN elements each,
-    gemm/threadblock/mma_multistage.h warp_loaded_frag_A/B[2], mma_pipelined.h warp_frag_A/B[2]) and one
-    64-bit global address; ptxas allocates at least this many (device_kernel.h:74 Kernel has no
-    __launch_bounds__, so it does not trade registers for threads)."""
+    gemm/threadblock/mma_multistage.h warp_loaded_frag_A/B[2], mma_pipelined.h warp_frag_A/B[2]), and
+    REGISTERS_2X_BESIDE_FRAGMENTS more: the mainloop's iterators, addresses and counters. ptxas allocates
+    at least this many (device_kernel.h:74 Kernel has no __launch_bounds__, so it does not trade
+    registers for threads)."""
     g = _part(view, "gemm")
     warp, inst = _shape2x(view, "warp_shape"), _shape2x(view, "instruction_shape")
     bits_a, bits_b, bits_c = g.get("element_a_bits"), g.get("element_b_bits"), g.get("element_accumulator_bits")
@@ -197,7 +204,7 @@ def registers_min_2x(view: View) -> int | None:
         return None
     acc = warp[0] * warp[1] * bits_c // 1024
     frag_a, frag_b = warp[0] * inst[2] * bits_a // 1024, inst[2] * warp[1] * bits_b // 1024
-    return acc + 2 * (frag_a + frag_b) + 2
+    return acc + 2 * (frag_a + frag_b) + REGISTERS_2X_BESIDE_FRAGMENTS
 
 
 @derived("threadblock_resource_problem", "cutlass")
@@ -219,7 +226,8 @@ def threadblock_resource_problem(view: View) -> str | None:
         return None
     if min(-(-regs // 8) * 8, 256) * threads > SM90_REGISTERS_PER_BLOCK:  # at most 255 per thread (ptxas spills)
         return (f"{threads // 32} warps make a {threads}-thread block, and each thread keeps at least {regs} "
-                f"registers live (accumulators and double-buffered A/B fragments of the warp tile): more than "
+                f"registers (accumulators and double-buffered A/B fragments of the warp tile, and "
+                f"{REGISTERS_2X_BESIDE_FRAGMENTS} for the mainloop's iterators and addresses): more than "
                 f"the {SM90_REGISTERS_PER_BLOCK} registers of an SM")
     return ""
 
