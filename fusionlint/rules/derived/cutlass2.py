@@ -232,6 +232,34 @@ def threadblock_resource_problem(view: View) -> str | None:
     return ""
 
 
+SMEM_LINE_BITS = 1024  # one 128-byte shared-memory line
+_CROSSWISE_ELEMENTS = ("half_t", "bfloat16_t", "tfloat32_t")  # measured (tf32) or the same header arithmetic
+
+
+@derived("crosswise_k_problem_2x", "cutlass")
+def crosswise_k_problem_2x(view: View) -> str | None:
+    """Why a 2.x tensor-op GEMM's K-major operand does not fit CUTLASS's crosswise shared-memory
+    layout: the sm80 (and sm75) DefaultMmaCore stores A RowMajor and B ColumnMajor as
+    ``TensorOpMultiplicandCrosswise<sizeof_bits<Element>, ThreadblockShape::kK>``, whose
+    ``kFactor = 8 x (128 / bits) / kK`` must be positive: one K row of the tile (kK x bits) may be at
+    most a 128-byte line. "" when both fit (or neither operand is K-major), None when unknown."""
+    g = _part(view, "gemm")
+    tb = _shape2x(view, "threadblock_shape")
+    if _short(g.get("op_class")) != "OpClassTensorOp" or tb is None:
+        return None
+    unknown = False
+    for op, kmajor in (("a", "RowMajor"), ("b", "ColumnMajor")):
+        layout, element, bits = _short(g.get(f"layout_{op}")), _short(g.get(f"element_{op}")), g.get(f"element_{op}_bits")
+        if layout is None or element is None or not isinstance(bits, int):
+            unknown = True
+            continue
+        if layout == kmajor and element in _CROSSWISE_ELEMENTS and tb[2] * bits > SMEM_LINE_BITS:
+            return (f"{op.upper()} is {layout} (K-major), so its shared-memory tile is stored crosswise, K = "
+                    f"{tb[2]} elements of {bits} bits = {tb[2] * bits // 8} bytes per row, more than one "
+                    f"{SMEM_LINE_BITS // 8}-byte shared-memory line")
+    return None if unknown else ""
+
+
 @derived("default_config_problem", "cutlass")
 def default_config_problem(view: View) -> str | None:
     """Why CUTLASS has no DefaultGemmConfiguration for a 2.x GEMM that relies on the defaults."""
