@@ -1,4 +1,4 @@
-"""FL336's register bound against the 2.x thread-block grid measured on the H200
+"""FL336 and FL344 against the 2.x thread-block grid measured on the H200
 (fusionlint.evidence.grid_2x_threads; kernels_ref/evidence/h200-2x-threads-grid.*): the grid's
 programs are written again from the generator and linted as users would (source mode); on every
 program that built, FL336 fires exactly on those whose run() failed (kErrorInternal: the block's
@@ -37,3 +37,13 @@ def test_fl336_fires_exactly_on_the_blocks_that_failed_to_launch(tmp_path):
     assert [e["file"] for e in built if e["file"] not in launch_failed and e["file"] in errors] == []
     # the 16- and 32-warp blocks that work are there too: the bound is not a thread count
     assert {e["warps"] for e in built if e["file"] not in launch_failed} == {8, 16, 32}
+    # the compile errors the grid also found: FL344 on tf32's crosswise rows, FL336 on K-major tiles with
+    # too few access rows for the warps; each rule on exactly the programs nvcc stopped with its assertion
+    def stopped_by(message: str) -> set[str]:
+        return {e["file"] for e in entries if record[e["file"]]["build_rc"] and message in record[e["file"]]["log"]}
+
+    crosswise = stopped_by("kCrosswise should be no large than one shared memory cache line.")
+    iterations = stopped_by("Number of iterations must be non-zero")
+    assert (len(crosswise), len(iterations)) == (9, 12)
+    assert {f for f, c in errors.items() if "FL344" in c} == crosswise
+    assert {f for f, c in errors.items() if "FL336" in c} == launch_failed | iterations

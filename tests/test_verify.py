@@ -534,8 +534,8 @@ def test_recorded_device_run() -> None:
     issue-18 rules' and the new FL305/FL312/FL330 ones) and h200-verify-awaiting-2.* (the 16 added
     on 2026-12-04: FL342, FL343, FL315's RS neighbour, FL305/FL312's exact-storage cases, FL304's
     TileM 64 ones, and FL332's TileN 100 again), h200-verify-awaiting-3.* (FL333's stage-layout
-    fixtures), h200-verify-awaiting-4.* (FL336's 512-thread fixtures) and h200-verify-awaiting-5.*
-    (FL344's); every configuration verified and agreeing."""
+    fixtures), h200-verify-awaiting-4.* and -6.* (FL336's 512- and 1024-thread fixtures) and
+    h200-verify-awaiting-5.* (FL344's); every configuration verified and agreeing."""
     evidence = ROOT / "kernels_ref" / "evidence"
     record = json.loads((evidence / "h200-verify.json").read_text())
     assert "H200" in record["machine"]["gpu"] and record["machine"]["compute_capability"] == "9.0"
@@ -547,7 +547,8 @@ def test_recorded_device_run() -> None:
     later = []
     records = [("h200-verify.txt", record)]
     for name, n in (("h200-verify-awaiting", 38), ("h200-verify-awaiting-2", 16), ("h200-verify-awaiting-3", 3),
-                    ("h200-verify-awaiting-4", 3), ("h200-verify-awaiting-5", 2)):
+                    ("h200-verify-awaiting-4", 3), ("h200-verify-awaiting-5", 2),
+                    ("h200-verify-awaiting-6", 2)):
         awaiting = json.loads((evidence / f"{name}.json").read_text())
         assert "H200" in awaiting["machine"]["gpu"] and awaiting["machine"]["compute_capability"] == "9.0"
         assert awaiting["summary"]["configurations"] == len(awaiting["configurations"]) == n

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from fusionlint.defaults import DEFAULT_STD
+from fusionlint.defaults import DEFAULT_STD, NO_DEVICE_BODIES_MACRO
 from fusionlint.frontend import explicit_instantiations, recovery, toolchain
 
 VIRTUAL_ROOT = "/__fusionlint__"
@@ -347,7 +347,7 @@ def _may_skip_bodies(text: str, args: list[str]) -> bool:
     if _API_WORD in text or any(_API_WORD in a for a in args):
         return False
     return not (PRELUDE in args and _CUTLASS_INCLUDE.search(text)
-                and not any("FUSIONLINT_NO_DEVICE_BODIES" in a for a in args))
+                and not any(NO_DEVICE_BODIES_MACRO in a for a in args))
 
 
 def has_device_bodies(tu: ci.TranslationUnit) -> bool:

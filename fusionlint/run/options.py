@@ -126,7 +126,7 @@ def verify_options(namespace: argparse.Namespace | None = None) -> VerifyOptions
 
 def device_body_defines(*choices: bool | None) -> list[str]:
     """The macro that turns the prelude's device-side instantiation off, unless the first choice
-    made (command line, compilation database's config, ...; None: not made) or the default wants it."""
+    made (the command line's, then the config's; None: not made) or else the default wants it."""
     wanted = next((c for c in choices if c is not None), DEVICE_BODIES)
     return [] if wanted else [NO_DEVICE_BODIES_MACRO]
 

@@ -207,6 +207,34 @@ def registers_min_2x(view: View) -> int | None:
     return acc + 2 * (frag_a + frag_b) + REGISTERS_2X_BESIDE_FRAGMENTS
 
 
+def _k_major_tile_without_iterations(view: View, threads: int) -> str:
+    """The K-major operand tile (A RowMajor, B ColumnMajor) whose shared-memory iterator's thread map
+    leaves some warp no access, as CUTLASS's sm80 DefaultMmaCore builds it: PitchLinearWarpRakedThreadMap
+    over the tile (K contiguous) with 128-bit accesses and K / (128 / bits) threads of a warp along K
+    (default_mma_core_sm80.h:1419-1426, :1458-1462); its warps first split the warp-level access rows
+    (WarpAccessIterations::kStrided = rows x K / (128 / bits) / 32) and, when there are at least twice
+    as many warps as rows, its contiguous iterations (1 / kWarpsContiguous) are 0
+    (pitch_linear_thread_map.h:270-298, "Number of iterations must be non-zero"). "" when none."""
+    g = _part(view, "gemm")
+    tb = _shape2x(view, "threadblock_shape")
+    if _short(g.get("op_class")) != "OpClassTensorOp" or tb is None:
+        return ""
+    warps = threads // 32
+    for op, kmajor, rows in (("a", "RowMajor", tb[0]), ("b", "ColumnMajor", tb[1])):
+        bits = g.get(f"element_{op}_bits")
+        if _short(g.get(f"layout_{op}")) != kmajor or _short(g.get(f"element_{op}")) not in _CROSSWISE_ELEMENTS \
+                or not isinstance(bits, int) or tb[2] * bits > SMEM_LINE_BITS:
+            continue
+        along_k = tb[2] * bits // 128  # threads of a warp along K, one 128-bit access each
+        if along_k == 0 or 32 % along_k or rows % (32 // along_k):
+            continue  # other assertions of the thread map
+        access_rows = rows // (32 // along_k)
+        if access_rows and warps // access_rows >= 2 and warps > access_rows:
+            return (f"{op.upper()}'s {rows}x{tb[2]} tile ({rows * tb[2] * bits // 128} 128-bit accesses, "
+                    f"{access_rows} warp-wide rows of them)")
+    return ""
+
+
 @derived("threadblock_resource_problem", "cutlass")
 def threadblock_resource_problem(view: View) -> str | None:
     """Why a 2.x GEMM's threadblock cannot be launched on sm_90: more than 1024 threads, or more
@@ -221,6 +249,10 @@ def threadblock_resource_problem(view: View) -> str | None:
     if threads > SM90_MAX_THREADS_PER_BLOCK:
         return (f"{threads // 32} warps make a {threads}-thread block, more than the {SM90_MAX_THREADS_PER_BLOCK} "
                 "threads a block may have (the thread maps of small warp tiles also run out of iterations)")
+    starved = _k_major_tile_without_iterations(view, threads)
+    if starved:
+        return (f"{threads // 32} warps make a {threads}-thread block, more warps than the thread map of {starved} "
+                "can give an iteration")
     regs = registers_min_2x(view)
     if regs is None:
         return None
