@@ -46,4 +46,8 @@ def test_fl336_fires_exactly_on_the_blocks_that_failed_to_launch(tmp_path):
     iterations = stopped_by("Number of iterations must be non-zero")
     assert (len(crosswise), len(iterations)) == (9, 12)
     assert {f for f, c in errors.items() if "FL344" in c} == crosswise
-    assert {f for f, c in errors.items() if "FL336" in c} == launch_failed | iterations
+    fl336 = {f for f, c in errors.items() if "FL336" in c}
+    assert launch_failed | iterations <= fl336
+    # the others FL336 names (register-bound 16-warp blocks) fail too: nvcc stopped them first with
+    # another assertion (the epilogue's thread map, tf32's crosswise rows)
+    assert all(record[f]["build_rc"] for f in fl336 - launch_failed - iterations)
