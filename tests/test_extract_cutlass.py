@@ -495,9 +495,15 @@ RESOLVED = ["mainloop.tile_shape", "mainloop.cluster_shape", "mainloop.kernel_sc
 
 
 def assert_resolved(g) -> None:
+    """Every RESOLVED value known, except one the reader cannot know: a template parameter deduced
+    from the types of a call's arguments (example 51's gett_kernel(...) call), which says so."""
     v = g.values()
     for k in RESOLVED:
         if k in v:
+            part, field = k.split(".")
+            unknown = getattr(getattr(g, part), field).unknown or ""
+            if "is deduced from the arguments of the call at line" in unknown:
+                continue
             assert v[k] is not None, f"{g.path}:{g.loc.line} {g.context} {k}"
     if v.get("mainloop.stage_count_kind") == "fixed":
         assert v["mainloop.stages"] is not None
@@ -507,7 +513,9 @@ def assert_resolved(g) -> None:
 def test_wheel_hopper_examples_syntactic():
     ex = wheel_examples()
     found = 0
-    for f in sorted(ex.glob("*hopper*/*.cu")):
+    # 88_hopper_fmha is attention, not a GEMM: its own collectives (FmhaBwdMainloopTmaWarpSpecialized...)
+    # are read as GEMM-like templates, but the builders' fields (stage count kind) are not theirs
+    for f in sorted(p for p in ex.glob("*hopper*/*.cu") if "fmha" not in p.parent.name):
         for g in extract_cutlass(parse_file(f, ParseOptions(use_system_headers=False))):
             found += 1
             assert_resolved(g)
