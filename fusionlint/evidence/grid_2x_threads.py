@@ -8,8 +8,8 @@ CUTLASS 2.x launches ``cutlass::Kernel<GemmKernel>`` (cutlass/device_kernel.h), 
 ``__launch_bounds__``: ptxas may give each thread up to 255 registers, and a block of 512 threads
 fits the SM's 65,536 registers only at 128 or fewer. The seeded mutation sets found 16-warp
 blocks failing in ``run()`` (kErrorInternal) while lint stayed silent (seed 1 m0262; seed 2 m0022,
-m0165); this grid asks the GPU where that edge lies. With ``--ptxas`` the run also records each
-kernel's register count (``nvcc -Xptxas -v``).
+m0165); this grid asks the GPU where that edge lies. Each kernel's register count comes from
+``nvcc -cubin -Xptxas -v`` of the same programs (kernels_ref/evidence/h200-2x-threads-grid-ptxas.txt).
 
     python3 -m fusionlint.evidence.grid_2x_threads write --out /tmp/g2x
     python3 -m fusionlint.evidence.mutations_cutlass run --dir /tmp/g2x --out OUT/h200-2x-threads-grid -j 16 ...
@@ -41,8 +41,7 @@ TYPES = [(HALF, "float", HALF, [16, 8, 16], 8, 8), (HALF, HALF, HALF, [16, 8, 16
          (BF16, "float", BF16, [16, 8, 16], 8, 8), (TF32, "float", "float", [16, 8, 8], 4, 4)]
 
 
-def warps(cfg: dict) -> int:
-    tb, w = cfg["threadblock_shape"], cfg["warp_shape"]
+def warps(tb: list[int], w: list[int]) -> int:
     return (tb[0] // w[0]) * (tb[1] // w[1]) * (tb[2] // w[2])
 
 
@@ -53,7 +52,7 @@ def grid() -> list[dict]:
     for tb, w in SHAPES:
         for ab, acc, c, inst, align, align_c in TYPES:
             if ab != HALF or acc != "float":
-                if tb[2] != w[2] and (tb[0] // w[0]) * (tb[1] // w[1]) * (tb[2] // w[2]) != 16:
+                if tb[2] != w[2] and warps(tb, w) != 16:
                     continue
             for stages in ((3, 2) if (ab, acc) == (HALF, "float") else (3,)):
                 cfg = base_config("fp16_sm80_2x", (512, 512, 256))
@@ -68,7 +67,7 @@ def grid() -> list[dict]:
                             "mutations": [{"field": k, "old": BASES["fp16_sm80_2x"][1].get(k), "new": cfg[k]}
                                           for k in ("element_a", "element_acc", "threadblock_shape", "warp_shape",
                                                     "stages") if cfg[k] != BASES["fp16_sm80_2x"][1].get(k)],
-                            "config": cfg, "variant": 0, "warps": warps(cfg)})
+                            "config": cfg, "variant": 0, "warps": warps(tb, w)})
     return out
 
 

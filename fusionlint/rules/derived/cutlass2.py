@@ -207,31 +207,47 @@ def registers_min_2x(view: View) -> int | None:
     return acc + 2 * (frag_a + frag_b) + REGISTERS_2X_BESIDE_FRAGMENTS
 
 
-def _k_major_tile_without_iterations(view: View, threads: int) -> str:
-    """The K-major operand tile (A RowMajor, B ColumnMajor) whose shared-memory iterator's thread map
-    leaves some warp no access, as CUTLASS's sm80 DefaultMmaCore builds it: PitchLinearWarpRakedThreadMap
-    over the tile (K contiguous) with 128-bit accesses and K / (128 / bits) threads of a warp along K
-    (default_mma_core_sm80.h:1419-1426, :1458-1462); its warps first split the warp-level access rows
-    (WarpAccessIterations::kStrided = rows x K / (128 / bits) / 32) and, when there are at least twice
-    as many warps as rows, its contiguous iterations (1 / kWarpsContiguous) are 0
-    (pitch_linear_thread_map.h:270-298, "Number of iterations must be non-zero"). "" when none."""
+def _k_major_operands(view: View) -> tuple[list[tuple[str, int, int]], bool] | None:
+    """The 2.x tensor-op operands that CUTLASS's sm80 (and sm75) DefaultMmaCore keeps K-major in shared
+    memory, in its crosswise layout (A RowMajor, B ColumnMajor, of the element types in
+    _CROSSWISE_ELEMENTS): (operand letter, rows of its tile, bits of its element) of those known, and
+    whether an operand's layout, element or width is unknown. None when the GEMM is not tensor-op or
+    its threadblock shape is unknown."""
     g = _part(view, "gemm")
     tb = _shape2x(view, "threadblock_shape")
     if _short(g.get("op_class")) != "OpClassTensorOp" or tb is None:
-        return ""
-    warps = threads // 32
+        return None
+    out, unknown = [], False
     for op, kmajor, rows in (("a", "RowMajor", tb[0]), ("b", "ColumnMajor", tb[1])):
+        layout, element = _short(g.get(f"layout_{op}")), _short(g.get(f"element_{op}"))
         bits = g.get(f"element_{op}_bits")
-        if _short(g.get(f"layout_{op}")) != kmajor or _short(g.get(f"element_{op}")) not in _CROSSWISE_ELEMENTS \
-                or not isinstance(bits, int) or tb[2] * bits > SMEM_LINE_BITS:
-            continue
-        along_k = tb[2] * bits // 128  # threads of a warp along K, one 128-bit access each
+        if layout is None or element is None or not isinstance(bits, int):
+            unknown = True
+        elif layout == kmajor and element in _CROSSWISE_ELEMENTS:
+            out.append((op, rows, bits))
+    return out, unknown
+
+
+def _k_major_tile_without_iterations(view: View, threads: int) -> str:
+    """The K-major operand tile whose shared-memory iterator's thread map leaves some warp no access, as
+    CUTLASS's sm80 DefaultMmaCore builds it: PitchLinearWarpRakedThreadMap over the tile (K contiguous)
+    with 128-bit accesses and K / (128 / bits) threads of a warp along K (default_mma_core_sm80.h:1419-1426,
+    :1458-1462); its warps first split the warp-level access rows (WarpAccessIterations::kStrided =
+    rows x K / (128 / bits) / 32) and, when there are at least twice as many warps as rows, its
+    contiguous iterations (1 / kWarpsContiguous) are 0 (pitch_linear_thread_map.h:270-298, "Number of
+    iterations must be non-zero"). "" when none (or unknown)."""
+    k = (_shape2x(view, "threadblock_shape") or [0, 0, 0])[2]
+    warps = threads // 32
+    for op, rows, bits in (_k_major_operands(view) or ([], False))[0]:
+        if k * bits > SMEM_LINE_BITS:
+            continue  # FL344's case: the crosswise layout itself does not compile
+        along_k = k * bits // 128  # threads of a warp along K, one 128-bit access each
         if along_k == 0 or 32 % along_k or rows % (32 // along_k):
             continue  # other assertions of the thread map
         access_rows = rows // (32 // along_k)
-        if access_rows and warps // access_rows >= 2 and warps > access_rows:
-            return (f"{op.upper()}'s {rows}x{tb[2]} tile ({rows * tb[2] * bits // 128} 128-bit accesses, "
-                    f"{access_rows} warp-wide rows of them)")
+        if access_rows and warps // access_rows >= 2:
+            return (f"{op.upper()}'s {rows}x{k} tile ({rows * k * bits // 128} 128-bit accesses, {access_rows} "
+                    "warp-wide rows of them)")
     return ""
 
 
@@ -275,19 +291,16 @@ def crosswise_k_problem_2x(view: View) -> str | None:
     ``TensorOpMultiplicandCrosswise<sizeof_bits<Element>, ThreadblockShape::kK>``, whose
     ``kFactor = 8 x (128 / bits) / kK`` must be positive: one K row of the tile (kK x bits) may be at
     most a 128-byte line. "" when both fit (or neither operand is K-major), None when unknown."""
-    g = _part(view, "gemm")
-    tb = _shape2x(view, "threadblock_shape")
-    if _short(g.get("op_class")) != "OpClassTensorOp" or tb is None:
+    found = _k_major_operands(view)
+    if found is None:
         return None
-    unknown = False
-    for op, kmajor in (("a", "RowMajor"), ("b", "ColumnMajor")):
-        layout, element, bits = _short(g.get(f"layout_{op}")), _short(g.get(f"element_{op}")), g.get(f"element_{op}_bits")
-        if layout is None or element is None or not isinstance(bits, int):
-            unknown = True
-            continue
-        if layout == kmajor and element in _CROSSWISE_ELEMENTS and tb[2] * bits > SMEM_LINE_BITS:
+    operands, unknown = found
+    k = _shape2x(view, "threadblock_shape")[2]
+    for op, _rows, bits in operands:
+        if k * bits > SMEM_LINE_BITS:
+            layout = "RowMajor" if op == "a" else "ColumnMajor"
             return (f"{op.upper()} is {layout} (K-major), so its shared-memory tile is stored crosswise, K = "
-                    f"{tb[2]} elements of {bits} bits = {tb[2] * bits // 8} bytes per row, more than one "
+                    f"{k} elements of {bits} bits = {k * bits // 8} bytes per row, more than one "
                     f"{SMEM_LINE_BITS // 8}-byte shared-memory line")
     return None if unknown else ""
 
