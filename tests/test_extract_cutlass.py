@@ -715,3 +715,20 @@ def test_a_project_headers_function_template_called_with_deduced_arguments():
     assert P(g.mainloop, "element_a") is None
     assert g.mainloop.element_a.unknown == \
         f"template parameter ElementA of gett_like is deduced from the arguments of the call at line {call}"
+
+
+@needs_cutlass
+def test_gemm_members_of_a_runner_class_template_are_instantiated():
+    """Example 53's shape: the GEMM is a member alias of a class template that main() only constructs and
+    calls; libclang shows the specialization's members through the data members its bodies use."""
+    gemms_ = sorted(gemms_instantiated(str(EXTRACT / "runner_class_members.cu")), key=lambda g: g.context)
+    assert [g.mode for g in gemms_] == ["instantiated", "instantiated"]
+    bf16, fp16 = gemms_
+    assert "bfloat16_t" in bf16.context and "half_t" in fp16.context
+    for g in gemms_:
+        assert g.loc.line == line_of("runner_class_members.cu", "using Gemm =")
+        assert g.mainloop.carveout_bytes.value > 0  # sizeof(CollectiveEpilogue::SharedStorage), by the compiler
+        assert g.mainloop.stages.value == g.built["mainloop.stages"]
+        assert "chosen by the collective builder" in g.mainloop.stages.via
+    assert fp16.mainloop.layout_b.value == "cutlass::layout::ColumnMajor"
+    assert bf16.mainloop.layout_b.value == "cutlass::layout::RowMajor"

@@ -99,6 +99,28 @@ class AstReader:
             if ch.kind == ci.CursorKind.COMPOUND_STMT:
                 self._stmts(ch)
                 self._calls(ch)
+        self._fields(fn)
+
+    def _fields(self, fn) -> None:
+        """The data members of the main file's class template specializations that an instantiated
+        body (its constructor's initialisers included) uses: their types are the specialization's
+        member aliases (``Gemm gemm;`` of ``Runner<Config>``), which libclang shows nowhere else."""
+        K = ci.CursorKind
+        for x in fn.walk_preorder():
+            if x.kind not in (K.MEMBER_REF_EXPR, K.MEMBER_REF):
+                continue
+            f = x.referenced
+            if f is None or f.kind != K.FIELD_DECL:
+                continue
+            loc, parent = f.location, f.semantic_parent
+            if loc.file is None or loc.file.name != self.main or parent is None \
+                    or parent.get_num_template_arguments() <= 0:
+                continue
+            key = ("field", loc.line, loc.column, self._ctx(f))
+            if key in self._bodies:
+                continue
+            self._bodies.add(key)
+            self._analyze(f.type, f)
 
     def _calls(self, body) -> None:
         K = ci.CursorKind
