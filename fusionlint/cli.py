@@ -263,17 +263,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     return run_check(check_options(args), _collect(args.paths))
 
 
-def _extract_isolated(path: Path, options, contexts: dict | None = None):
+def _extract_isolated(path: Path, options, contexts: dict | None = None, includers: list | None = None):
     """The facts of one file, extracted in a forked child: a file that crashes libclang (or runs
     past ISOLATED_TIMEOUT) raises ``ChildFailed`` with the reason instead of ending the command.
-    ``contexts``: calls of its functions from other files (the project index)."""
+    ``contexts``: calls of its functions from other files (the project index); ``includers``: the
+    project's files that include it, where its template GEMMs are instantiated."""
     from fusionlint.facts.extract import extract_file
     from fusionlint.run.workers import call_isolated
 
-    if contexts:
+    if contexts or includers:
         import functools
 
-        return call_isolated(functools.partial(extract_file, contexts=contexts), path, options,
+        extra = {**({"contexts": contexts} if contexts else {}), **({"includers": includers} if includers else {})}
+        return call_isolated(functools.partial(extract_file, **extra), path, options,
                              timeout=float(ISOLATED_TIMEOUT))
     return call_isolated(extract_file, path, options, timeout=float(ISOLATED_TIMEOUT))
 
@@ -300,7 +302,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
         try:
             with_index = indexed.options_and_contexts(f) if indexed is not None else None
             if with_index is not None:  # the project's index: the file's flags from its database, its callers
-                facts = _extract_isolated(f, with_index[0], with_index[1])
+                facts = _extract_isolated(f, *with_index)
             else:
                 facts = _extract_isolated(f, options)
         except SkipFile as exc:

@@ -147,3 +147,56 @@ def test_a_sample_called_inside_a_lambda_of_a_test_bench_gets_the_benchs_values(
     assert p["preference"]["MAX_WORKSPACE_BYTES"]["value"] == 1 << 22
     assert [(v["caller"], v["callee"]) for v in config["via"]] == [
         ("main", "Bench::run"), ("Bench::run", "lambda at main.cpp:7"), ("lambda at main.cpp:7", "sample_sgemm")]
+
+
+# -- a header's CUTLASS templates, read where the project's files instantiate them ------------------
+
+CUTLASS_HEADER = FIXTURES / "interprocedural" / "cutlass_header"
+
+
+@pytest.fixture
+def cutlass_proj(tmp_path: Path) -> Path:
+    dest = tmp_path / "cutlass_proj"
+    shutil.copytree(CUTLASS_HEADER, dest)
+    return dest
+
+
+def _header_check(proj: Path, *extra) -> list[dict]:
+    rc, out, err = run_cli("check", "--output-format", "json", *extra, proj / "gemm_configs.cuh")
+    assert rc in (0, 1), err
+    return [f for f in json.loads(out) if f["code"] != "FL300"]
+
+
+def test_a_header_template_gemm_is_checked_as_its_includer_instantiates_it(cutlass_proj):
+    """gemm_configs.cuh binds nothing (TileM is a template parameter): alone, FL303 cannot be decided;
+    with the project index, kernels.cu's CoopGemm<64> is checked at the header's line, naming the includer."""
+    header_tile_line = 19  # using TileShape = cute::Shape<cute::Int<TileM>, ...>
+    assert _header_check(cutlass_proj) == []
+    run_cli("index", "-p", cutlass_proj / "compile_commands.json", "-j", "1")
+    found = _header_check(cutlass_proj)
+    assert [(f["code"], Path(f["path"]).name, f["line"]) for f in found] == [("FL303", "gemm_configs.cuh", header_tile_line)]
+    related = [(Path(r["path"]).name, r["line"], r["message"]) for r in found[0]["related"]]
+    assert any(name == "kernels.cu" and line == 6 and "instantiated here as proj::CoopGemm<64>" in msg
+               for name, line, msg in related), related
+    assert _header_check(cutlass_proj, "--no-index") == []
+
+    rc, out, err = run_cli("facts", cutlass_proj / "gemm_configs.cuh")
+    assert rc == 0, err
+    gemms = sorted(json.loads(out), key=lambda g: g["context"])
+    assert [g["context"] for g in gemms] == ["proj::CoopGemm<128>", "proj::CoopGemm<64>"]
+    assert [g["mainloop"]["params"]["tile_shape"]["value"] for g in gemms] == [[128, 128, 64], [64, 128, 64]]
+    assert [(Path(g["instantiated_at"]["path"]).name, g["instantiated_at"]["line"]) for g in gemms] == [
+        ("kernels.cu", 5), ("kernels.cu", 6)]
+    assert all(Path(g["path"]).name == "gemm_configs.cuh" and g["line"] == 42 for g in gemms)
+
+
+def test_a_changed_includer_is_not_used_until_indexed_again(cutlass_proj):
+    run_cli("index", "-p", cutlass_proj / "compile_commands.json", "-j", "1")
+    kernels = cutlass_proj / "kernels.cu"
+    kernels.write_text(kernels.read_text().replace("CoopGemm<64>", "CoopGemm<256>"))
+    rc, out, err = run_cli("check", "--output-format", "json", cutlass_proj / "gemm_configs.cuh")
+    assert rc in (0, 1), err
+    assert [f for f in json.loads(out) if f["code"] == "FL303"] == []
+    assert "changed since `fusionlint index`" in err
+    run_cli("index", "-p", cutlass_proj / "compile_commands.json", "-j", "1")
+    assert _header_check(cutlass_proj) == []  # CoopGemm<256> is legal

@@ -106,14 +106,17 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object] | None = None,
                  also_import: tuple[str, ...] = (), on_parse: Callable[[UnitRecord], None] | None = None,
-                 api: ApiData | None = None, contexts: dict | None = None) -> FileFacts:
+                 api: ApiData | None = None, contexts: dict | None = None,
+                 includers: list | None = None) -> FileFacts:
     """The file's facts. ``preload`` runs in a thread while libclang parses, and the modules named
     in ``also_import`` are imported there (``check_file`` reads the rules and imports their engine
     that way when they have not been read yet). ``on_parse`` is given the parse's record (what the
     result cache keeps: the include closure, the headers found nowhere, the arguments, the PCH) as
     soon as libclang is done, before the readers run. ``api``: the stand-in headers and API model
     to use (``frontend.api.ApiData``: ``check``'s copies from its cache), else the shipped ones.
-    ``contexts``: calls of the file's functions from other files (the project index), by USR."""
+    ``contexts``: calls of the file's functions from other files (the project index), by USR.
+    ``includers``: [(path, ParseOptions)] of the project's files that include this one (the project
+    index): the file's template GEMMs that it leaves unbound are read where those files instantiate them."""
     text = _read_text(path)
     alias = utf8_alias(path)  # a name libclang cannot take (not UTF-8) is parsed under an alias
     importer = _import_during_parse(text, preload, also_import, api)
@@ -138,6 +141,39 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
             from fusionlint.frontend.cutlass import extract_cutlass
 
             facts.cutlass = extract_cutlass(unit, text)
+            if includers and any(g.open_values() for g in facts.cutlass):
+                facts.cutlass = _through_includers(facts.cutlass, str(unit.path), includers, api)
         except Exception as exc:  # noqa: BLE001 - a CUTLASS-reader bug must not hide the cuBLASLt findings
             facts.internal_errors.append(f"CUTLASS extraction failed: {type(exc).__name__}: {exc}".splitlines()[0])
     return renamed(facts, str(alias), str(path)) if alias else facts
+
+
+MAX_INCLUDERS = 4  # files parsed to see a header's template GEMMs instantiated
+
+
+def _through_includers(own: list, header: str, includers: list, api: ApiData | None) -> list:
+    """``own`` (a header's CUTLASS GEMMs) with each GEMM that has open values (template parameters the
+    header leaves unbound) replaced by its instantiations in the project files that include the header (the first
+    ``MAX_INCLUDERS`` that instantiate any), each placed at the header's line and naming where it was
+    instantiated. A GEMM no includer instantiates keeps its unknown values."""
+    from fusionlint.frontend.cutlass import extract_cutlass
+
+    found: list = []
+    used = 0
+    for inc_path, inc_options in includers:
+        if used >= MAX_INCLUDERS:
+            break
+        try:
+            inc_text = _read_text(Path(inc_path))
+            unit = parse_file(Path(inc_path), inc_options, text=inc_text,
+                              stand_ins=api.stand_ins() if api is not None else None)
+            got = extract_cutlass(unit, inc_text, header=header)
+        except Exception:  # noqa: BLE001 - an includer that does not parse adds nothing
+            continue
+        if got:
+            used += 1
+            found += got
+    lines = {g.loc.line for g in found}
+    kept = [g for g in own if not (g.open_values() and g.loc.line in lines)]
+    seen = {(g.loc.line, g.context) for g in kept}
+    return kept + [g for g in found if (g.loc.line, g.context) not in seen]

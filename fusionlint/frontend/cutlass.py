@@ -16,6 +16,7 @@ Only the main file's cursors are visited; the translation unit is never walked a
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -44,9 +45,10 @@ _CUTLASS_HINT = re.compile(r"\bcutlass\b|\bcute\b")
 _CUTLASS_ONLY = ("/cutlass/detail/helper_macros.hpp", "/cutlass/cutlass.h", "/cute/config.hpp")
 
 
-def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
+def extract_cutlass(unit, text: str | None = None, header: str | None = None) -> list[CutlassGemm]:
     """All CUTLASS GEMMs of ``unit``'s main file. ``text`` is the file's content (read from disk
-    when omitted)."""
+    when omitted). With ``header`` (a project header the main file includes): instead, the GEMMs
+    declared in that header's templates that the main file instantiates, at the header's lines."""
     path = str(unit.path)
     if text is None:
         try:
@@ -88,7 +90,9 @@ def extract_cutlass(unit, text: str | None = None) -> list[CutlassGemm]:
                     where, real = project.where(line)
                     g.notes.append(f"line {real}: statement not read ({why})" if where == path else
                                    f"{where}:{real}: statement not read ({why})")
-    if len(project.files) > 1:
+    if header is not None:
+        gemms = _in_header(gemms, project, ev, path, header) if len(project.files) > 1 else []
+    elif len(project.files) > 1:
         gemms = _in_this_file(gemms, project, ev, path)
     for g in gemms:
         g.collect_unknowns()
@@ -116,6 +120,35 @@ def _in_this_file(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluat
             g.notes.append(note)
             g.loc = g.instantiated_at = Loc(path, root[0], root[1])  # the GEMM is this file's where it makes it
         kept.append(relocate(g, headers))
+    return kept
+
+
+def _in_header(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluator, path: str,
+               header: str) -> list[CutlassGemm]:
+    """The GEMMs of ``header``'s templates that this file (``path``) instantiates, at the header's
+    lines, each naming the line of this file where the chain of instantiations enters the header."""
+    want = os.path.realpath(header)
+    for k, f in enumerate(headers.files):  # the header's positions under the name it is checked by
+        if k and os.path.realpath(f) == want:
+            headers.files[k] = header
+    kept = []
+    for g in gemms:
+        if headers.in_main(g.loc.line):
+            continue
+        where, _line = headers.where(g.loc.line)
+        if where != header:
+            continue
+        frames = g.context.split(" / ") if g.context else []
+        sites = [ev.ctx_sites.get(" / ".join(frames[:i])) for i in range(len(frames), 0, -1)]
+        root = next((site for site in sites if site is not None and headers.in_main(site[0])), None)
+        if root is None:
+            continue
+        g = relocate(g, headers)
+        g.path = where
+        g.instantiated_at = Loc(path, root[0], root[1])
+        g.notes.append(f"instantiated by {path}:{root[0]} as {g.context} (a project file that includes this "
+                       "header, from the project index)")
+        kept.append(g)
     return kept
 
 

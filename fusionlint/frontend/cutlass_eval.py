@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
+from fusionlint.model.cutlass_facts import UNBOUND_TEMPLATE_PARAMETER
 from fusionlint.frontend import cutlass_model as model
 from fusionlint.frontend.cutlass_lex import lex_string
 from fusionlint.frontend.cutlass_syntax import (
@@ -708,7 +709,7 @@ class Evaluator:
             r = env.binds.get((s.id, p.name))
             if r is None:
                 owner = s.owner.name if s.owner else s.name
-                return unknown(f"template parameter {p.name} of {owner} is not bound in this file", origin)
+                return unknown(f"template parameter {p.name} of {owner} {UNBOUND_TEMPLATE_PARAMETER}", origin)
             return Res(r.value, r.origin, (p.name,) + r.via)
         if kind == "decl":
             _, d, env = ent

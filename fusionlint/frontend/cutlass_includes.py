@@ -100,6 +100,32 @@ class ProjectHeaders:
         self.files.append(str(target))
         return _shifted(lex(text), k * LINE_STRIDE)
 
+    def closure(self, text: str) -> list[str]:
+        """The real paths of the project headers ``text`` (the main file's) includes, transitively, as
+        this reader reads them (quoted includes, within the limits): the project index records them so
+        that a header's template GEMMs can be read where its includers instantiate them."""
+        out: list[str] = []
+        todo = [(text, Path(self.files[0]).parent)]
+        seen: set[str] = set()
+        while todo and len(seen) < MAX_FILES:
+            body, here = todo.pop()
+            for name in _QUOTED.findall(body):
+                if name.startswith(_LIBRARY_PREFIXES) or Path(name).suffix.lower() not in _SUFFIXES:
+                    continue
+                target = self._resolve(name, here)
+                if target is None or (key := os.path.realpath(target)) in seen:
+                    continue
+                seen.add(key)
+                out.append(key)
+                try:
+                    if target.stat().st_size > MAX_FILE_BYTES:
+                        continue
+                    header = target.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                todo.append((header, target.parent))
+        return out
+
     def reach(self, text: str, pattern: re.Pattern[str]) -> bool:
         """Whether a project header ``text`` includes (transitively, within the limits) matches
         ``pattern``: a file that only includes the project's CUTLASS header (FBGEMM's

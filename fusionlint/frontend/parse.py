@@ -45,6 +45,7 @@ PRELUDE = f"{VIRTUAL_ROOT}/fusionlint_cuda_prelude.h"
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
 SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
+HEADER_SUFFIXES = {".cuh", ".h", ".hpp", ".hh", ".hxx"}  # included by the project's translation units
 _NOT_FOUND = re.compile(r"^'(?P<name>[^']+)' file not found")
 _MAX_MISSING_ROUNDS = 4
 

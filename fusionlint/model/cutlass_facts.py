@@ -80,6 +80,10 @@ def _params_dict(obj) -> dict:
     return {f.name: getattr(obj, f.name).to_dict() for f in fields(obj) if isinstance(getattr(obj, f.name), Param)}
 
 
+# the words of the CUTLASS evaluator's reason for a template parameter that nothing in the file binds
+UNBOUND_TEMPLATE_PARAMETER = "is not bound in this file"
+
+
 def _unknowns(prefix: str, obj) -> list[str]:
     out = []
     for f in fields(obj):
@@ -296,6 +300,21 @@ class CutlassGemm:
             if part is not None:
                 out += _unknowns(prefix, part)
         self.unknowns = out
+
+    def open_values(self) -> bool:
+        """Whether a value is unknown, or a shape has an unknown extent (``Shape<Int<TileM>, _128, _64>``
+        of a template read without its arguments): a header's template GEMM that the files including
+        it may instantiate."""
+        if self.unknowns:
+            return True
+        for part in (self.mainloop, self.epilogue, self.kernel, self.gemm2x):
+            if part is None:
+                continue
+            for f in fields(part):
+                v = getattr(part, f.name)
+                if isinstance(v, Param) and isinstance(v.value, list) and any(x is None for x in v.value):
+                    return True
+        return False
 
     def to_dict(self) -> dict:
         return {

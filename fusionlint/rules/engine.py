@@ -701,6 +701,8 @@ def _mode_note(g: CutlassGemm) -> tuple[Related, ...]:
         how = "instantiated with the CUTLASS headers (host side; --device-bodies also instantiates the device bodies)"
     else:
         how = "read from the source text (syntactic mode: no usable CUTLASS headers)"
+    if g.instantiated_at is not None and g.instantiated_at.path != g.path and g.context:
+        how += f"; instantiated here as {g.context}"  # a header's template, from a file that includes it
     return (Related(where.path, where.line, where.column, f"GEMM `{g.name or 'unnamed'}` {how}"),)
 
 

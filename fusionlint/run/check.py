@@ -27,7 +27,7 @@ from fusionlint.run import cache, compile_db, config
 from fusionlint.run.options import CheckOptions, file_options
 from fusionlint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
-from fusionlint.frontend.parse import CUDA_SUFFIXES, ParseOptions, build_args
+from fusionlint.frontend.parse import CUDA_SUFFIXES, HEADER_SUFFIXES, ParseOptions, build_args
 from fusionlint.paths import glob_matches
 from fusionlint.prefilter import Prefilter
 from fusionlint.rules.cached import RuleSource, rule_source
@@ -259,41 +259,74 @@ class Checker:
         if self.opts.verbose:
             print(f"fusionlint: note: {path}: arch {arch} (from {arch_from})", file=sys.stderr)
         contexts, contexts_key = self._index_contexts(path, real_parent) if db_dir else ({}, "")
+        includers, includers_key = self._index_includers(path, real_parent, s) \
+            if db_dir and path.suffix.lower() in HEADER_SUFFIXES else ([], "")
         key = content = None
         if self.cache is not None:
             content = cache.file_hash(spath)
             if content is not None:
                 key = cache.digest("result", cache.FORMAT, cache.fusionlint_key(), cache.libclang_key(), str(self.cwd),
                                    spath, str(path.absolute()), content, args, arch, s.rules_key,
-                                   *((contexts_key,) if contexts_key else ()))
+                                   *((contexts_key,) if contexts_key else ()),
+                                   *((includers_key,) if includers_key else ()))
                 hit = self.cache.lookup(key)
                 if hit is not None:
                     return Prepared(path, s, hit, how="cached")
             if self.use_pch:
                 options.pch_dir = str(self.cache.pch_dir)
-        return Prepared(path, s, task=Task(index, path, options, s.rules, arch, key, content, contexts or None))
+        return Prepared(path, s, task=Task(index, path, options, s.rules, arch, key, content, contexts or None,
+                                                includers or None))
+
+    def _project_index(self, real_parent: Path):
+        """The project index of the compilation database above ``real_parent`` (``fusionlint index``),
+        or None (none built, or ``--no-index``)."""
+        if self.opts.no_index:
+            return None
+        db_path = self.db.path if self.db else compile_db.discover(real_parent)
+        if db_path is None:
+            return None
+        from fusionlint.run import project_index
+
+        root = Path(self.opts.cache_dir) if self.opts.cache_dir else cache.default_dir()
+        return project_index.project_index(root, db_path)
+
+    def _say_stale(self, index) -> None:
+        """Once per run: the files changed since the index was built, whose calls or includes are not used."""
+        from fusionlint.run import project_index
+
+        note = project_index.stale_note(index)
+        if note is not None and note not in self._notes_said:
+            self._notes_said.add(note)
+            print(f"fusionlint: note: {note}", file=sys.stderr)
 
     def _index_contexts(self, path: Path, real_parent: Path) -> tuple[dict, str]:
         """The calls from other files of the functions ``path`` defines, from the project index of its
         compilation database (``fusionlint index``), and their digest for the cache key; nothing
         without an index (or with ``--no-index``)."""
-        if self.opts.no_index:
-            return {}, ""
-        db_path = self.db.path if self.db else compile_db.discover(real_parent)
-        if db_path is None:
-            return {}, ""
-        from fusionlint.run import project_index
-
-        root = Path(self.opts.cache_dir) if self.opts.cache_dir else cache.default_dir()
-        index = project_index.project_index(root, db_path)
+        index = self._project_index(real_parent)
         if index is None:
             return {}, ""
         found = index.contexts_for(path)
-        note = project_index.stale_note(index)
-        if note is not None and note not in self._notes_said:
-            self._notes_said.add(note)
-            print(f"fusionlint: note: {note}", file=sys.stderr)
+        self._say_stale(index)
         return found
+
+    def _index_includers(self, path: Path, real_parent: Path, s) -> tuple[list, str]:
+        """[(path, parse options)] of the project's files that include ``path`` (the project index), and
+        their digest for the cache key; nothing without an index. Only asked for a file that names
+        CUTLASS (its template GEMMs may be instantiated there)."""
+        index = self._project_index(real_parent)
+        if index is None:
+            return [], ""
+        paths, key = index.includers_of(path)
+        self._say_stale(index)
+        out = []
+        for p in paths:
+            try:
+                options, _arch, _src = self.options_and_arch_source(Path(p), s, self._real_parent(Path(p)))
+            except Exception:  # noqa: BLE001 - an includer whose flags cannot be read is left out
+                continue
+            out.append((Path(p), options))
+        return out, key
 
     def parse_options_of(self, path: Path) -> tuple[ParseOptions, list[str]]:
         """The parse options and compiler arguments ``check`` would parse ``path`` with (``index``)."""

@@ -142,7 +142,7 @@ def run_index(opts: CheckOptions, paths: list[str]) -> int:
     with Progress(total, wanted(opts.quiet)) as progress:
         for db_path, files in by_db.items():
             records = _index_project(checker, root, files, opts, progress, stats, api_holder)
-            _write_manifest(root, db_path, records, replace=not paths)
+            _write_manifest(root, db_path, records, _record_includes(files, checker), replace=not paths)
         progress.clear()
     seconds = time.monotonic() - start
     extra = f", {stats['failed']} failed" if stats["failed"] else ""
@@ -248,6 +248,26 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
     return done
 
 
+def _record_includes(files: list[Path], checker) -> dict[str, dict]:
+    """Every file's project headers (quoted includes, transitively, read as the CUTLASS reader reads
+    them; no parse), kept in the manifest: ``check`` of a header reads the header's template GEMMs
+    where these files instantiate them. A file that includes none gets nothing."""
+    from fusionlint.frontend.cutlass_includes import ProjectHeaders, search_dirs
+
+    includes: dict[str, dict] = {}
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        content = file_hash(str(f))
+        _options, args = checker.parse_options_of(f)
+        headers = ProjectHeaders(str(f), search_dirs(list(args))).closure(text)
+        if headers and content is not None:
+            includes[str(f.resolve())] = {"content": content, "headers": headers}
+    return includes
+
+
 def _default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -255,15 +275,21 @@ def _default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _write_manifest(root: Path, db_path: Path, records: dict[str, dict], replace: bool) -> None:
+def _write_manifest(root: Path, db_path: Path, records: dict[str, dict], includes: dict[str, dict],
+                    replace: bool) -> None:
     target = manifest_path(root, db_path)
     files: dict[str, dict] = {}
+    old_includes: dict[str, dict] = {}
     if not replace:
         old = read_json(target)
         if old is not None and old.get("format") == MANIFEST_FORMAT and isinstance(old.get("files"), dict):
             files = {p: e for p, e in old["files"].items() if isinstance(e, dict) and os.path.exists(p)}
+            if isinstance(old.get("includes"), dict):
+                old_includes = {p: e for p, e in old["includes"].items() if isinstance(e, dict) and os.path.exists(p)}
     files.update({p: {"key": e["key"], "content": e["content"]} for p, e in records.items()})
-    data = {"format": MANIFEST_FORMAT, "db": str(db_path), "built": time.time(), "files": dict(sorted(files.items()))}
+    old_includes.update(includes)
+    data = {"format": MANIFEST_FORMAT, "db": str(db_path), "built": time.time(), "files": dict(sorted(files.items())),
+            "includes": dict(sorted(old_includes.items()))}
     write_atomic(target, json.dumps(data, indent=1).encode("utf-8"))
 
 
@@ -282,7 +308,9 @@ class IndexedFacts:
         self._said: set[str] = set()
 
     def options_and_contexts(self, path: Path):
-        """(parse options, contexts) for a file of an indexed project, else None."""
+        """(parse options, contexts, includers) for a file of an indexed project, else None; includers:
+        [(path, parse options)] of the project's files that include a header ``path``."""
+        from fusionlint.frontend.parse import HEADER_SUFFIXES
         from fusionlint.run import compile_db, config
         from fusionlint.run.options import file_options
 
@@ -297,8 +325,14 @@ class IndexedFacts:
         options, _arch, _where = file_options(self.opts, config.config_for_dir(parent),
                                               db.lookup(path) or compile_db.CompileFlags())
         contexts, _ = index.contexts_for(path)
+        includers = []
+        if path.suffix.lower() in HEADER_SUFFIXES:
+            for p in index.includers_of(path)[0]:
+                inc_options, _a, _w = file_options(self.opts, config.config_for_dir(Path(p).parent),
+                                                   db.lookup(Path(p)) or compile_db.CompileFlags())
+                includers.append((Path(p), inc_options))
         note = stale_note(index)
         if note is not None and note not in self._said:
             self._said.add(note)
             print(f"fusionlint: note: {note}", file=sys.stderr)
-        return options, contexts
+        return options, contexts, includers

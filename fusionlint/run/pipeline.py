@@ -45,11 +45,13 @@ class FileResult:
 
 
 def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOptions,
-               arch: str = DEFAULT_ARCH, api: ApiData | None = None, contexts: dict | None = None) -> FileResult:
+               arch: str = DEFAULT_ARCH, api: ApiData | None = None, contexts: dict | None = None,
+               includers: list | None = None) -> FileResult:
     """The file's facts and findings. ``rules`` may be a ``RuleSource`` not read yet: it is read
     while libclang parses. ``api``: the stand-in headers and API model (``check``'s copies from its
     cache), else the shipped ones. ``contexts``: calls of the file's functions from other files (the
-    project index), by USR."""
+    project index), by USR. ``includers``: [(path, ParseOptions)] of the project's files that include
+    this one, in which its template GEMMs are instantiated (the project index)."""
     result = FileResult(str(path))
 
     def parsed(record: UnitRecord) -> None:
@@ -62,7 +64,8 @@ def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOpt
         import fusionlint.run.cache  # noqa: F401 - before the parse's import thread starts (it may need it too)
         result.facts = extract_file(path, options, preload=source.preload if source is not None else None,
                                     also_import=RULE_MODULES, on_parse=parsed, api=api,
-                                    **({"contexts": contexts} if contexts else {}))
+                                    **({"contexts": contexts} if contexts else {}),
+                                    **({"includers": includers} if includers else {}))
         result.missing_headers = list(result.facts.missing_headers)
         result.functions_not_read = list(result.facts.functions_not_read)
         from fusionlint.rules.engine import run_rules

@@ -59,10 +59,11 @@ def entry_key(path: Path, content: str, args: list[str]) -> str:
 class ProjectIndex:
     """A project's index as ``check`` and ``facts`` use it: the contexts of a file's functions."""
 
-    def __init__(self, root: Path, db_path: Path, files: dict[str, dict]) -> None:
+    def __init__(self, root: Path, db_path: Path, files: dict[str, dict], includes: dict[str, dict] | None = None) -> None:
         self.root = root
         self.db_path = db_path
         self._files = files  # resolved path -> {"key", "content"}
+        self._includes = includes or {}  # resolved path -> {"content", "headers": [real paths]}
         self._records: dict[str, dict | None] = {}
         self._valid: dict[str, bool] = {}
         self._calls: dict[str, list[tuple[str, dict]]] | None = None  # callee USR -> [(caller path, call)]
@@ -76,7 +77,9 @@ class ProjectIndex:
             return None
         files = {p: e for p, e in data["files"].items()
                  if isinstance(e, dict) and isinstance(e.get("key"), str) and isinstance(e.get("content"), str)}
-        return cls(root, db_path, files)
+        includes = {p: e for p, e in (data.get("includes") or {}).items()
+                    if isinstance(e, dict) and isinstance(e.get("content"), str) and isinstance(e.get("headers"), list)}
+        return cls(root, db_path, files, includes)
 
     def _record(self, path: str) -> dict | None:
         """The file's record (also a stale one: what it defined), and whether it is still valid."""
@@ -136,6 +139,22 @@ class ProjectIndex:
             used.append((usr, "", "outside"))
         return out, (digest("contexts", sorted(used)) if used else "")
 
+    def includers_of(self, path: Path) -> tuple[list[str], str]:
+        """The project's files that include ``path`` (a header, directly or not: the quoted includes
+        ``fusionlint index`` recorded) and have not changed since, in path order; and a digest of them
+        and their contents for the result cache's key ("" when there are none). A header's template
+        GEMMs are read in their instantiations there."""
+        me = os.path.realpath(path)
+        out = []
+        for other, e in sorted(self._includes.items()):
+            if other == str(path.resolve()) or me not in e["headers"]:
+                continue
+            if file_hash(other) != e["content"]:
+                self.stale.add(other)
+                continue
+            out.append(other)
+        return out, (digest("includers", [(p, self._includes[p]["content"]) for p in out]) if out else "")
+
     def _called_templates(self) -> set[str]:
         """The templates any file of the project calls a specialization of (by USR)."""
         if self._templates is None:
@@ -188,6 +207,6 @@ def stale_note(index: ProjectIndex) -> str | None:
     if not index.stale:
         return None
     names = ", ".join(sorted(os.path.relpath(p) for p in index.stale)[:3]) + (", ..." if len(index.stale) > 3 else "")
-    return (f"project index: {len(index.stale)} calling file(s) changed since `fusionlint index` ({names}); their "
-            "calls are not used: run `fusionlint index` again")
+    return (f"project index: {len(index.stale)} calling or including file(s) changed since `fusionlint index` "
+            f"({names}); their calls and instantiations are not used: run `fusionlint index` again")
 

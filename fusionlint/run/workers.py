@@ -40,6 +40,7 @@ class Task:
     cache_key: str | None = None
     content_hash: str | None = None
     contexts: dict | None = None  # calls of the file's functions from other files (the project index), by USR
+    includers: list | None = None  # [(path, ParseOptions)]: project files that include this one (the index)
 
 
 @dataclass
@@ -103,7 +104,8 @@ def run_task(task: Task, cache_dir: str | None, api: object | None = None) -> Ou
     try:
         _test_hook(task.path)
         result = pipeline.check_file(task.path, task.rules, task.options, task.arch, api=api,
-                                     contexts=getattr(task, "contexts", None))
+                                     contexts=getattr(task, "contexts", None),
+                                     includers=getattr(task, "includers", None))
     except Exception as exc:  # noqa: BLE001 - a failure outside the pipeline's own guard
         result = pipeline.FileResult(str(task.path))
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
