@@ -18,8 +18,10 @@ Callers and definitions are matched by USR, which for a function declared in a h
 defined in another file is the same in every translation unit of one run (the same headers: the
 real ``cublasLt.h`` or fusionlint's stand-in, never both in one run).
 
-CUTLASS template arguments do not cross translation units: a template's body is in every unit that
-instantiates it, so what feeds them is already in that unit; the index holds the cuBLASLt side only.
+CUTLASS template arguments do not cross translation units through calls: a template's body is in
+every unit that instantiates it, so what feeds them is already in that unit. What the index keeps
+for CUTLASS is which project headers each file includes (``run/index_build._record_includes``, no
+parse): a header's template GEMMs are read where its includers instantiate them.
 The storage (cache entries, the project's manifest, the parallel build) is ``run/project_index.py``.
 """
 from __future__ import annotations
