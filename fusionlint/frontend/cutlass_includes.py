@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from fusionlint import prefilter
@@ -104,32 +105,17 @@ class ProjectHeaders:
         """The real paths of the project headers ``text`` (the main file's) includes, transitively, as
         this reader reads them (quoted includes, within the limits): the project index records them so
         that a header's template GEMMs can be read where its includers instantiate them."""
-        out: list[str] = []
-        todo = [(text, Path(self.files[0]).parent)]
-        seen: set[str] = set()
-        while todo and len(seen) < MAX_FILES:
-            body, here = todo.pop()
-            for name in _QUOTED.findall(body):
-                if name.startswith(_LIBRARY_PREFIXES) or Path(name).suffix.lower() not in _SUFFIXES:
-                    continue
-                target = self._resolve(name, here)
-                if target is None or (key := os.path.realpath(target)) in seen:
-                    continue
-                seen.add(key)
-                out.append(key)
-                try:
-                    if target.stat().st_size > MAX_FILE_BYTES:
-                        continue
-                    header = target.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                todo.append((header, target.parent))
-        return out
+        return [key for key, _text in self._headers(text)]
 
     def reach(self, text: str, pattern: re.Pattern[str]) -> bool:
         """Whether a project header ``text`` includes (transitively, within the limits) matches
         ``pattern``: a file that only includes the project's CUTLASS header (FBGEMM's
         f8f8bf16_rowwise_<config>.cu over f8f8bf16_rowwise_common.cuh) is a CUTLASS file."""
+        return any(header is not None and pattern.search(header) for _key, header in self._headers(text))
+
+    def _headers(self, text: str) -> Iterator[tuple[str, str | None]]:
+        """(real path, text or None when unreadable or too large) of each project header ``text``
+        includes, transitively, in the order found (lazily: a caller may stop early)."""
         todo = [(text, Path(self.files[0]).parent)]
         seen: set[str] = set()
         while todo and len(seen) < MAX_FILES:
@@ -142,15 +128,13 @@ class ProjectHeaders:
                     continue
                 seen.add(key)
                 try:
-                    if target.stat().st_size > MAX_FILE_BYTES:
-                        continue
-                    header = target.read_text(encoding="utf-8", errors="replace")
+                    header = target.read_text(encoding="utf-8", errors="replace") \
+                        if target.stat().st_size <= MAX_FILE_BYTES else None
                 except OSError:
-                    continue
-                if pattern.search(header):
-                    return True
-                todo.append((header, target.parent))
-        return False
+                    header = None
+                yield key, header
+                if header is not None:
+                    todo.append((header, target.parent))
 
     def _resolve(self, name: str, here: Path) -> Path | None:
         for d in [here, *self.dirs]:
