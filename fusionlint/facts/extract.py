@@ -148,19 +148,21 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
     return renamed(facts, str(alias), str(path)) if alias else facts
 
 
-MAX_INCLUDERS = 4  # files parsed to see a header's template GEMMs instantiated
+MAX_INCLUDERS = 4  # includers whose instantiations of a header's template GEMMs are taken
+MAX_INCLUDER_PARSES = 8  # includers parsed at most, to find them
 
 
 def _through_includers(own: list, header: str, includers: list, api: ApiData | None) -> list:
     """``own`` (a header's CUTLASS GEMMs) with each GEMM that has open values (template parameters the
-    header leaves unbound) replaced by its instantiations in the project files that include the header (the first
-    ``MAX_INCLUDERS`` that instantiate any), each placed at the header's line and naming where it was
-    instantiated. A GEMM no includer instantiates keeps its unknown values."""
+    header leaves unbound) replaced by its instantiations in the project files that include the header
+    (the first ``MAX_INCLUDERS`` that instantiate any, of at most ``MAX_INCLUDER_PARSES`` parsed), each
+    placed at the header's line and naming where it was instantiated. A GEMM no includer instantiates
+    keeps its unknown values."""
     from fusionlint.frontend.cutlass import extract_cutlass
 
     found: list = []
     used = 0
-    for inc_path, inc_options in includers:
+    for inc_path, inc_options in includers[:MAX_INCLUDER_PARSES]:
         if used >= MAX_INCLUDERS:
             break
         try:

@@ -312,8 +312,8 @@ class Checker:
 
     def _index_includers(self, path: Path, real_parent: Path, s) -> tuple[list, str]:
         """[(path, parse options)] of the project's files that include ``path`` (the project index), and
-        their digest for the cache key; nothing without an index. Only asked for a file that names
-        CUTLASS (its template GEMMs may be instantiated there)."""
+        their digest for the cache key; nothing without an index. Asked for headers only (a header's
+        template GEMMs are instantiated there)."""
         index = self._project_index(real_parent)
         if index is None:
             return [], ""
