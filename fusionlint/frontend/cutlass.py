@@ -107,9 +107,7 @@ def _in_this_file(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluat
     kept = []
     for g in gemms:
         if not headers.in_main(g.loc.line):
-            frames = g.context.split(" / ") if g.context else []
-            sites = [ev.ctx_sites.get(" / ".join(frames[:i])) for i in range(len(frames), 0, -1)]
-            root = next((site for site in sites if site is not None and headers.in_main(site[0])), None)
+            root = _entry_site(g, headers, ev)
             if root is None:
                 continue
             where, line = headers.where(g.loc.line)
@@ -121,6 +119,15 @@ def _in_this_file(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluat
             g.loc = g.instantiated_at = Loc(path, root[0], root[1])  # the GEMM is this file's where it makes it
         kept.append(relocate(g, headers))
     return kept
+
+
+def _entry_site(g: CutlassGemm, headers: ProjectHeaders, ev: Evaluator) -> tuple[int, int] | None:
+    """(line, column) of the main file's last site in the chain of instantiations that makes ``g``, a
+    GEMM of a project header's template (where the chain enters the header); None when the main file
+    does not instantiate it."""
+    frames = g.context.split(" / ") if g.context else []
+    sites = [ev.ctx_sites.get(" / ".join(frames[:i])) for i in range(len(frames), 0, -1)]
+    return next((site for site in sites if site is not None and headers.in_main(site[0])), None)
 
 
 def _in_header(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluator, path: str,
@@ -138,9 +145,7 @@ def _in_header(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluator,
         where, _line = headers.where(g.loc.line)
         if where != header:
             continue
-        frames = g.context.split(" / ") if g.context else []
-        sites = [ev.ctx_sites.get(" / ".join(frames[:i])) for i in range(len(frames), 0, -1)]
-        root = next((site for site in sites if site is not None and headers.in_main(site[0])), None)
+        root = _entry_site(g, headers, ev)
         if root is None:
             continue
         g = relocate(g, headers)

@@ -141,8 +141,8 @@ def run_index(opts: CheckOptions, paths: list[str]) -> int:
     api_holder: list = [None]  # the stand-in headers and API model, loaded once when something is parsed
     with Progress(total, wanted(opts.quiet)) as progress:
         for db_path, files in by_db.items():
-            records = _index_project(checker, root, files, opts, progress, stats, api_holder)
-            _write_manifest(root, db_path, records, _record_includes(files, checker), replace=not paths)
+            records, includes = _index_project(checker, root, files, opts, progress, stats, api_holder)
+            _write_manifest(root, db_path, records, includes, replace=not paths)
         progress.clear()
     seconds = time.monotonic() - start
     extra = f", {stats['failed']} failed" if stats["failed"] else ""
@@ -154,8 +154,9 @@ def run_index(opts: CheckOptions, paths: list[str]) -> int:
 
 
 def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, progress, stats: dict,
-                   api_holder: list) -> dict[str, dict]:
-    """Index ``files`` of one project: {resolved path: {"key", "content", "record"}}. Files whose own
+                   api_holder: list) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Index ``files`` of one project: ({resolved path: {"key", "content", "record"}}, every file's
+    project headers: ``_record_includes``). Files whose own
     text names cuBLASLt first (those can define a function that calls it; a CUTLASS-only file is not
     parsed for that); then the others that name one of the functions those define (a caller that
     names no cuBLASLt function itself)."""
@@ -172,6 +173,7 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
             options.pch_dir = str(cache_files(root, "pch"))
         relevant = opts.no_prefilter or names_cublaslt(str(f))
         (first if relevant else later).append((f, options, args))
+    includes = _record_includes([(f, args) for f, _options, args in first + later])
 
     def phase(items: list[tuple[Path, object, list[str]]]) -> None:
         tasks: list[IndexTask] = []
@@ -245,23 +247,23 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
     stats["files"] += len(files)
     stats["functions"] += len(usrs)
     stats["calls"] += sum(1 for e in done.values() for c in e["record"].get("calls", ()) if c.get("usr") in usrs)
-    return done
+    return done, includes
 
 
-def _record_includes(files: list[Path], checker) -> dict[str, dict]:
+def _record_includes(files: list[tuple[Path, list[str]]]) -> dict[str, dict]:
     """Every file's project headers (quoted includes, transitively, read as the CUTLASS reader reads
-    them; no parse), kept in the manifest: ``check`` of a header reads the header's template GEMMs
-    where these files instantiate them. A file that includes none gets nothing."""
+    them with the file's compiler arguments; no parse), kept in the manifest: ``check`` of a header
+    reads the header's template GEMMs where these files instantiate them. A file that includes none
+    gets nothing."""
     from fusionlint.frontend.cutlass_includes import ProjectHeaders, search_dirs
 
     includes: dict[str, dict] = {}
-    for f in files:
+    for f, args in files:
         try:
             text = f.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         content = file_hash(str(f))
-        _options, args = checker.parse_options_of(f)
         headers = ProjectHeaders(str(f), search_dirs(list(args))).closure(text)
         if headers and content is not None:
             includes[str(f.resolve())] = {"content": content, "headers": headers}
@@ -322,15 +324,14 @@ class IndexedFacts:
         index = project_index(self.root, db.path)
         if index is None:
             return None
-        options, _arch, _where = file_options(self.opts, config.config_for_dir(parent),
-                                              db.lookup(path) or compile_db.CompileFlags())
+        def options_of(p: Path):
+            return file_options(self.opts, config.config_for_dir(p.resolve().parent),
+                                db.lookup(p) or compile_db.CompileFlags())[0]
+
+        options = options_of(path)
         contexts, _ = index.contexts_for(path)
-        includers = []
-        if path.suffix.lower() in HEADER_SUFFIXES:
-            for p in index.includers_of(path)[0]:
-                inc_options, _a, _w = file_options(self.opts, config.config_for_dir(Path(p).parent),
-                                                   db.lookup(Path(p)) or compile_db.CompileFlags())
-                includers.append((Path(p), inc_options))
+        includers = [(Path(p), options_of(Path(p))) for p in index.includers_of(path)[0]] \
+            if path.suffix.lower() in HEADER_SUFFIXES else []
         note = stale_note(index)
         if note is not None and note not in self._said:
             self._said.add(note)
