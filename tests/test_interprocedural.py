@@ -75,6 +75,29 @@ def test_a_finding_that_holds_in_every_alternative_has_no_condition_and_a_known_
     assert {c["parameters"]["layout_A"]["TYPE"]["name"] for c in configs} == {"CUDA_R_16BF"}
 
 
+def test_an_attribute_set_under_a_runtime_condition_is_checked_with_and_without_it():
+    """conditional_set.cu: TRANSC set to CUBLAS_OP_T inside `if (transpose_c)` and FAST_ACCUM
+    inside `if (version >= 11 && fast_accum)`: each is a choice (the `&&` one per operand), so each
+    finding holds under its condition; before, both fields were unknown ("set conditionally")."""
+    path = HERE / "conditional_set.cu"
+    found = _findings(path)
+    assert [(f["code"], f["line"]) for f in found] == [("FL117", 19), ("FL107", 24)]
+    assert found[0]["message"].endswith("(when `transpose_c` is true (line 16))")
+    assert found[1]["message"].endswith("(when `version >= 11` is true (line 21) and `fast_accum` is true (line 21))")
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    got = sorted((tuple(c["when"]), c["parameters"]["matmul_desc"]["TRANSC"].get("name"),
+                  c["parameters"]["matmul_desc"]["FAST_ACCUM"]["value"]) for c in json.loads(out))
+    assert got == sorted([
+        ((t, v, f), "CUBLAS_OP_T" if t.endswith("true (line 16)") else "CUBLAS_OP_N", 1 if f.endswith("true (line 21)") else 0)
+        for t in ("`transpose_c` is true (line 16)", "`transpose_c` is false (line 16)")
+        for v, f in (("`version >= 11` is true (line 21)", "`fast_accum` is true (line 21)"),
+                     ("`version >= 11` is true (line 21)", "`fast_accum` is false (line 21)"))
+    ] + [((t, "`version >= 11` is false (line 21)"), "CUBLAS_OP_T" if t.endswith("true (line 16)") else "CUBLAS_OP_N", 0)
+         for t in ("`transpose_c` is true (line 16)", "`transpose_c` is false (line 16)")])
+    assert not any("set conditionally" in json.dumps(c) for c in json.loads(out))
+
+
 def test_a_function_template_is_checked_per_instantiation_with_its_traits_and_if_constexpr():
     path = HERE / "template_dtypes.cpp"
     found = _findings(path)
@@ -197,12 +220,14 @@ def test_a_path_that_throws_does_not_go_on_and_a_parameter_is_one_choice_in_ever
 def test_an_attribute_set_on_the_path_to_the_call_is_known_there_and_one_set_off_it_is_not():
     rc, out, err = run_cli("facts", HERE / "loop_body_gemm.cpp")
     assert rc == 0, err
-    (matmul,) = [c for c in json.loads(out) if c["kind"] == "matmul"]
-    md = matmul["parameters"]["matmul_desc"]
-    # set in the loop body, as the call is: known (it read "set conditionally" before)
-    assert (md["TRANSA"]["name"], md["EPILOGUE"]["name"]) == ("CUBLAS_OP_T", "CUBLASLT_EPILOGUE_RELU")
-    # set under `if (use_bias)` before the loop: on some paths to the call only
-    assert md["BIAS_POINTER"]["unknown"] == "set conditionally at line 12"
+    matmuls = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    for md in (c["parameters"]["matmul_desc"] for c in matmuls):
+        # set in the loop body, as the call is: known (it read "set conditionally" before)
+        assert (md["TRANSA"]["name"], md["EPILOGUE"]["name"]) == ("CUBLAS_OP_T", "CUBLASLT_EPILOGUE_RELU")
+    # set under `if (use_bias)` before the loop: on some paths to the call only, so the call is
+    # checked once with it and once without (the loop is not a choice: its trip count is run-time data)
+    assert sorted((c["when"], "BIAS_POINTER" in c["parameters"]["matmul_desc"]) for c in matmuls) == [
+        (["`use_bias` is false (line 11)"], False), (["`use_bias` is true (line 11)"], True)]
 
 
 def test_a_struct_assigned_as_a_whole_takes_its_sources_members_or_forgets_them():

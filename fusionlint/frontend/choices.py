@@ -251,6 +251,7 @@ class ChoiceMixin:
         arms = self.arm_path
         self.cond_depth += 1
         self.cond_runtime.append(runtime)
+        self.cond_choices.append((choice.key,) if choice is not None else ())
         try:
             for start in starts:
                 self.env = dict(before)
@@ -264,6 +265,7 @@ class ChoiceMixin:
         finally:
             self.cond_depth -= 1
             self.cond_runtime.pop()
+            self.cond_choices.pop()
             self.arm_path = arms
         if not has_default:
             outcomes.append(before)

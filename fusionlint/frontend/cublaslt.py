@@ -180,7 +180,8 @@ class CublasLtHandler:
                          size=args[3], buffer=_text(arg_cursors[2]) if len(arg_cursors) > 2 else "",
                          buffer_type=buffer_type, loc=loc, site=site,
                          conditional=interp.cond_depth > 0, arm_path=interp.arm_path,
-                         arm_runtime=tuple(interp.cond_runtime), value_name=value_name,
+                         arm_runtime=tuple(interp.cond_runtime), arm_choices=tuple(interp.cond_choices),
+                         value_name=value_name,
                          buffer_size=buffer_size,
                          attribute_at=at[0] if at else None, buffer_at=at[1] if at else None,
                          size_at=at[2] if at else None)
@@ -292,7 +293,8 @@ class CublasLtHandler:
             old = fields.get(fname)
             if conditional and not (old is not None and _same_known(old.value, s.value)):
                 new = Field(Unknown(f"set conditionally at line {s.site.line}", s.site,
-                                    runtime=s.runtime_condition(arm_path)), "set", s.site,
+                                    runtime=s.runtime_condition(arm_path),
+                                    choices=s.condition_choices(arm_path)), "set", s.site,
                             None, True, arg_at=s.buffer_at)
             fields[fname] = new
         return fields

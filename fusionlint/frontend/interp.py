@@ -77,6 +77,9 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         # per undecided branch this point is inside (innermost last): the run-time data it is
         # decided on ("" where that is not known; see choices.condition_runtime)
         self.cond_runtime: list[str] = []
+        # per undecided branch likewise: the runtime choices (``Choice.key``) that decide it, which
+        # ``alternatives.expand`` can force (() for a loop or a condition that is not one)
+        self.cond_choices: list[tuple[str, ...]] = []
         # this run's root function is an entry point of the project: no file of its compilation
         # database calls it, so its parameters are input from outside (a CallContext.outside)
         self.entry_root = False
@@ -583,6 +586,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         arms = self.arm_path
         self.cond_depth += 1
         self.cond_runtime.append(runtime)
+        self.cond_choices.append(choices)
         try:
             if sequential:
                 dead = False
@@ -607,6 +611,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         finally:
             self.cond_depth -= 1
             self.cond_runtime.pop()
+            self.cond_choices.pop()
             self.arm_path = arms
         if not outcomes:  # every path ends here
             self.env, frame.dead, frame.done = before, True, True
@@ -1030,12 +1035,14 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                 arms = self.arm_path
                 self.cond_depth += 1
                 self.cond_runtime.append(runtime_of(lhs))
+                self.cond_choices.append(())
                 self._enter_arm(arms)
                 try:
                     rhs = self.eval(rhs_c)
                 finally:
                     self.cond_depth -= 1
                     self.cond_runtime.pop()
+                    self.cond_choices.pop()
                     self.arm_path = arms
             if isinstance(rhs, Known) and isinstance(lhs, Known):
                 return Known(int(bool(rhs.value)), origin)

@@ -50,12 +50,14 @@ class LambdaMixin:
         arms = self.arm_path
         self.cond_depth += 1
         self.cond_runtime.append("")
+        self.cond_choices.append(())
         self._enter_arm(arms)
         try:
             self.call_closure(closure, [], [], origin)
         finally:
             self.cond_depth -= 1
             self.cond_runtime.pop()
+            self.cond_choices.pop()
             self.arm_path = arms
             if self.frames:
                 self.frame.done = frame_done

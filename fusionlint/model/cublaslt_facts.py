@@ -67,17 +67,27 @@ class AttrSet:
     arm_path: tuple[int, ...] = ()  # the undecided branches' arms it was run in (Interpreter.arm_path)
     # per arm of ``arm_path``: the run-time data its branch is decided on ("": not known to be any)
     arm_runtime: tuple[str, ...] = ()
+    # per arm of ``arm_path``: the runtime choices its branch is decided by (Interpreter.cond_choices)
+    arm_choices: tuple[tuple[str, ...], ...] = ()
+
+    def _off_path(self, call_path: tuple[int, ...] | None) -> int | None:
+        """The depth of the first undecided branch whose arm this set ran in and a GEMM reached on
+        the arms ``call_path`` did not (None: the set lies on the GEMM's path)."""
+        path = call_path or ()
+        return next((i for i, arm in enumerate(self.arm_path) if i >= len(path) or path[i] != arm), None)
 
     def runtime_condition(self, call_path: tuple[int, ...] | None) -> str:
         """The run-time data that decides whether this set runs before a GEMM reached on the arms
         ``call_path``: that of the first branch whose arm it ran in and the GEMM's did not."""
-        if len(self.arm_runtime) != len(self.arm_path):
-            return ""
-        path = call_path or ()
-        for i, arm in enumerate(self.arm_path):
-            if i >= len(path) or path[i] != arm:
-                return self.arm_runtime[i]
-        return ""
+        i = self._off_path(call_path)
+        return self.arm_runtime[i] if i is not None and len(self.arm_runtime) == len(self.arm_path) else ""
+
+    def condition_choices(self, call_path: tuple[int, ...] | None) -> tuple[str, ...]:
+        """The runtime choices that decide whether this set runs before a GEMM reached on the arms
+        ``call_path`` (those of the same branch as ``runtime_condition``): forcing them gives each
+        alternative its own configuration (``alternatives.expand``)."""
+        i = self._off_path(call_path)
+        return self.arm_choices[i] if i is not None and len(self.arm_choices) == len(self.arm_path) else ()
 
     def to_dict(self) -> dict:
         d = {
