@@ -98,6 +98,23 @@ def test_an_attribute_set_under_a_runtime_condition_is_checked_with_and_without_
     assert not any("set conditionally" in json.dumps(c) for c in json.loads(out))
 
 
+def test_a_helper_that_returns_from_each_case_is_a_choice_and_its_throwing_alternative_has_no_gemm():
+    """choice_in_helper.cpp: `data_type_from_char(dtype)` returns from each case of a switch and
+    throws after it. Before, its result was unknown ("returns different values on different
+    paths") and nothing was checked; now each case is an alternative of the caller's GEMM."""
+    path = HERE / "choice_in_helper.cpp"
+    found = _findings(path)
+    assert [(f["code"], f["line"]) for f in found] == [("FL105", 25)]
+    assert found[0]["message"].endswith("(when `dtype` is `'b'` or `'B'` (line 10))")
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    configs = json.loads(out)
+    # the alternative where no case matches throws: no configuration, and no unused descriptor either
+    assert [(c["kind"], c["when"], c["parameters"]["layout_A"]["TYPE"]["name"]) for c in configs] == [
+        ("matmul", ["`dtype` is `'h'` or `'H'` (line 10)"], "CUDA_R_16F"),
+        ("matmul", ["`dtype` is `'b'` or `'B'` (line 10)"], "CUDA_R_16BF")]
+
+
 def test_a_function_template_is_checked_per_instantiation_with_its_traits_and_if_constexpr():
     path = HERE / "template_dtypes.cpp"
     found = _findings(path)

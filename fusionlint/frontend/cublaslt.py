@@ -83,6 +83,17 @@ class CublasLtHandler:
         self.configs: list[Configuration] = []
         self.orphan_kinds: set[str] = set()
         self.heuristics: dict[int, tuple[Loc, dict[str, Value], bool, str, Loc]] = {}
+        self._run_first = 0  # how many objects there were when the root function's run now going began
+        self.dead_runs: set[int] = set()  # ids of objects made by root function runs that throw on every path
+
+    def begin_root_run(self) -> None:
+        self._run_first = len(self.objects)
+
+    def end_root_run(self, dead: bool) -> None:
+        """A root function's run ended; ``dead``: on every path it threw (as a forced runtime choice
+        can make it): what it made is never used, and is not reported as an unused descriptor."""
+        if dead:
+            self.dead_runs.update(self.first_id + i for i in range(self._run_first, len(self.objects)))
 
     # --- ApiHandler protocol ---------------------------------------------------------------
     def is_api(self, name: str) -> bool:
@@ -256,7 +267,8 @@ class CublasLtHandler:
     def finish(self) -> list[Configuration]:
         configs = list(self.configs)
         for obj in self.objects.values():
-            if obj.kind == "matmul_desc" and not obj.used and obj.created_at.path == self.main_path:
+            if obj.kind == "matmul_desc" and not obj.used and obj.created_at.path == self.main_path \
+                    and obj.id not in self.dead_runs:
                 configs.append(Configuration(kind="descriptor", path=self.main_path, loc=obj.created_at,
                                              site=obj.created_at, function="", desc=obj.snapshot(),
                                              layouts={m: None for m in "ABCD"},

@@ -21,6 +21,9 @@ class Frame:
     this_key: Key | None = None
     returned: Value | None = None
     branch_returns: list[Value] = field(default_factory=list)  # values returned inside undecided branches
+    # the runtime choices those branches are decided by, and the first run-time data one is decided on
+    return_choices: list[str] = field(default_factory=list)
+    return_runtime: str = ""
     done: bool = False
     dead: bool = False  # the path ended in a throw or a call that never returns (done too): merged out
     cond_base: int = 0  # branch depth at entry: a return at this depth ends the call

@@ -80,6 +80,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         # per undecided branch likewise: the runtime choices (``Choice.key``) that decide it, which
         # ``alternatives.expand`` can force (() for a loop or a condition that is not one)
         self.cond_choices: list[tuple[str, ...]] = []
+        self.root_dead = False  # every path of the root function's run so far has thrown
         # this run's root function is an entry point of the project: no file of its compilation
         # database calls it, so its parameters are input from outside (a CallContext.outside)
         self.entry_root = False
@@ -182,7 +183,13 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             self.taken = []
             self.context_via = [*(context.via if context is not None else ()), *first]
             self.entry_root = context is not None and context.outside
+            begin, end = (getattr(self.handler, name, None) for name in ("begin_root_run", "end_root_run"))
+            if begin is not None:
+                begin()
+            self.root_dead = False
             self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
+            if end is not None:
+                end(self.root_dead)
         self.context_via = []
         self.entry_root = False
 
@@ -360,6 +367,11 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             self.call_stack.pop()
             self.frames.pop()
         self.last_returned_key = frame.returned_key
+        if frame.dead and frame.returned is None and not frame.branch_returns:
+            if self.frames:
+                self.frame.dead = self.frame.done = True  # every path through the call throws: so does the caller's
+            else:
+                self.root_dead = True
         if frame.branch_returns:
             return _merged_returns(fn, frame)
         return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
@@ -509,7 +521,12 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                 self.frame.returned = value
                 self.frame.done = True
             else:  # on one path only: the result is what every path returns (see invoke)
-                self.frame.branch_returns.append(value)
+                frame = self.frame
+                frame.branch_returns.append(value)
+                frame.return_choices += [c for cs in self.cond_choices[frame.cond_base:] for c in cs
+                                         if c not in frame.return_choices]
+                frame.return_runtime = frame.return_runtime or next(
+                    (r for r in self.cond_runtime[frame.cond_base:] if r), "")
         elif kind in (K.NULL_STMT, K.BREAK_STMT, K.CONTINUE_STMT, K.GOTO_STMT, K.CXX_CATCH_STMT):
             return
         elif kind.is_expression() or kind == K.CALL_EXPR:
@@ -1123,9 +1140,9 @@ def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
     values = [*frame.branch_returns, *([frame.returned] if frame.returned is not None else [])]
     if all(same(v, values[0]) for v in values[1:]):
         return values[0]
-    choices = tuple(dict.fromkeys(c for v in values for c in getattr(v, "choices", ())))
+    choices = tuple(dict.fromkeys([*frame.return_choices, *(c for v in values for c in getattr(v, "choices", ()))]))
     return Unknown(f"{function_label(fn)}() returns different values on different paths", loc_of(fn),
-                   choices=choices)
+                   choices=choices, runtime=frame.return_runtime or first_runtime(values))
 
 
 def _stand_in_operator(ref: ci.Cursor) -> bool:
