@@ -732,3 +732,23 @@ def test_gemm_members_of_a_runner_class_template_are_instantiated():
         assert "chosen by the collective builder" in g.mainloop.stages.via
     assert fp16.mainloop.layout_b.value == "cutlass::layout::ColumnMajor"
     assert bf16.mainloop.layout_b.value == "cutlass::layout::RowMajor"
+
+
+@needs_cutlass
+def test_a_project_headers_function_template_is_read_where_the_main_file_instantiates_it():
+    """Example 51's shape (header_function_template/): the GEMM sits in a function template of a project
+    header, its element types and layouts deduced from the main file's call. The source reader leaves
+    them unknown ("deduced from the arguments of the call"); with the CUTLASS headers they are read from
+    libclang's specialization, which the instantiated reader now follows into the project's headers."""
+    path = EXTRACT / "header_function_template" / "main.cu"
+    (g,) = gemms_instantiated(str(path))
+    assert g.mode == "instantiated"
+    assert g.loc.path.endswith("main.cu") and g.loc.line == 5  # where this file makes it
+    assert any("gemm_entry.cuh:38" in n for n in g.notes)
+    ml, ep = g.mainloop, g.epilogue
+    assert (ml.element_a.value, ml.layout_a.value) == ("cutlass::half_t", "cutlass::layout::RowMajor")
+    assert (ml.element_b.value, ml.layout_b.value) == ("cutlass::half_t", "cutlass::layout::ColumnMajor")
+    assert (ml.alignment_a.value, ml.alignment_b.value, ep.alignment_d.value) == (8, 8, 8)
+    assert ml.stages.value == g.built["mainloop.stages"] and ml.carveout_bytes.value > 0
+    g.collect_unknowns()
+    assert g.unknowns == []

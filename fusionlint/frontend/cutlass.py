@@ -33,7 +33,7 @@ from fusionlint.frontend.cutlass_eval import (
     nested_constructs, render,
 )
 from fusionlint.frontend.cutlass_eval import shape_list as _shape_list
-from fusionlint.frontend.cutlass_includes import ProjectHeaders, relocate, search_dirs
+from fusionlint.frontend.cutlass_includes import LINE_STRIDE, ProjectHeaders, relocate, search_dirs
 from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
 from fusionlint.frontend.cutlass_storage import fill_builder_stages
 from fusionlint.frontend.cutlass_problem import literal_problems
@@ -71,7 +71,7 @@ def extract_cutlass(unit, text: str | None = None, header: str | None = None) ->
         g.cutlass_headers, g.device_bodies = headers, device
     if headers:
         try:
-            ast = AstReader(unit, ev)
+            ast = AstReader(unit, ev, project.files)
             ast.run()
             _merge_ast(gemms, ast, ev, path)
             _map_diagnostics(gemms, unit, path)
@@ -795,6 +795,8 @@ def _merge_ast(gemms: list[CutlassGemm], ast: AstReader, ev: Evaluator, path: st
             g = by_loc[k][0]
             g.notes.append(f"instantiation context read as {node.ctx!r} by libclang")
         if g is None:
+            if node.holder is not None and node.holder[0] >= LINE_STRIDE:
+                continue  # a project header's GEMM the source reader did not see: not placed in this file
             g = _gemm_from_ast(node, path)
             if g is None:
                 continue

@@ -2,6 +2,7 @@
 the CUTLASS templates (when the CUTLASS headers are on the include path)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import clang.cindex as ci
@@ -9,6 +10,7 @@ import clang.cindex as ci
 from fusionlint.frontend import cutlass_model as model
 from fusionlint.frontend.cutlass_eval import Evaluator, Res, VInt, VTuple, VType, as_int, parse_type_string, render
 from fusionlint.frontend.cutlass_eval import shape_list as _shape_list
+from fusionlint.frontend.cutlass_includes import LINE_STRIDE
 
 
 # ----------------------------------------------------------------------------------------------
@@ -44,10 +46,15 @@ class AstNode:
 class AstReader:
     """Follows the sugared types of the main file's declarations into CUTLASS specializations."""
 
-    def __init__(self, unit, ev: Evaluator):
+    def __init__(self, unit, ev: Evaluator, headers: list[str] | None = None):
+        """``headers``: the files the source reader read, the main file first (``ProjectHeaders.files``):
+        a template of a project header that the main file instantiates is followed into, and its
+        positions are the reader's (``k * LINE_STRIDE + line`` for the k-th file)."""
         self.unit = unit
         self.ev = ev
         self.main = str(unit.path)
+        self._files = {os.path.realpath(f): k for k, f in enumerate(headers or [self.main])}
+        self._files[os.path.realpath(self.main)] = 0
         self.nodes: dict[tuple, AstNode] = {}  # (kind, holder, ctx) -> node
         self.referenced: set[tuple] = set()
         self._decl_memo: dict[tuple, AstNode | None] = {}
@@ -113,8 +120,7 @@ class AstReader:
             if f is None or f.kind != K.FIELD_DECL:
                 continue
             loc, parent = f.location, f.semantic_parent
-            if loc.file is None or loc.file.name != self.main or parent is None \
-                    or parent.get_num_template_arguments() <= 0:
+            if self._line(loc) is None or parent is None or parent.get_num_template_arguments() <= 0:
                 continue
             key = ("field", loc.line, loc.column, self._ctx(f))
             if key in self._bodies:
@@ -130,8 +136,7 @@ class AstReader:
             m = x.referenced
             if m is None or m.kind not in (K.CXX_METHOD, K.FUNCTION_DECL, K.CONSTRUCTOR):
                 continue
-            loc = m.location
-            if loc.file is None or loc.file.name != self.main:
+            if self._line(m.location) is None:
                 continue
             parent = m.semantic_parent
             if m.get_num_template_arguments() > 0 or (
@@ -177,7 +182,7 @@ class AstReader:
                 q = _qualname(spec)
                 if q in (model.MAINLOOP_BUILDER, model.EPILOGUE_BUILDER) and spec.get_num_template_arguments() > 0:
                     return self._builder(spec, q, holder, t0)
-            if d.location.file is not None and d.location.file.name == self.main:
+            if self._line(d.location) is not None:
                 return self._decl(d)
             return None
         if t.kind in (K.UNEXPOSED, K.RECORD):
@@ -225,9 +230,20 @@ class AstReader:
         if holder is None:
             return None, "", ""
         loc = holder.location
-        if loc.file is None or loc.file.name != self.main:
+        line = self._line(loc)
+        if line is None:
             return None, holder.spelling, self._ctx(holder)
-        return (loc.line, loc.column), holder.spelling, self._ctx(holder)
+        return (line, loc.column), holder.spelling, self._ctx(holder)
+
+    def _line(self, loc) -> int | None:
+        """The reader's line of a position in the main file or a project header it read; None elsewhere."""
+        if loc.file is None:
+            return None
+        name = loc.file.name
+        if name == self.main:
+            return loc.line
+        k = self._files.get(os.path.realpath(name))
+        return None if k is None else k * LINE_STRIDE + loc.line
 
     def _register(self, node: AstNode) -> AstNode:
         if node.holder is not None:
