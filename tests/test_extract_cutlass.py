@@ -752,3 +752,63 @@ def test_a_project_headers_function_template_is_read_where_the_main_file_instant
     assert ml.stages.value == g.built["mainloop.stages"] and ml.carveout_bytes.value > 0
     g.collect_unknowns()
     assert g.unknowns == []
+
+
+@needs_cutlass
+def test_a_header_class_templates_kernel_wrapped_in_derived_structs_is_instantiated_per_epilogue_template():
+    """vLLM's cutlass_w8a8 shape (header_kernel_base/): the kernel is `struct GemmKernel : KernelType {}`
+    with `KernelType = only_sm90<GemmUniversal<...>>` inside a class template of a project header; a
+    template template parameter picks the epilogue (one template has a defaulted parameter: P0522
+    matching, -frelaxed-template-template-args); only the header's function templates name the kernels.
+    Each of the four instantiations is read from libclang, with the builders' choices."""
+    path = EXTRACT / "header_kernel_base" / "main.cu"
+    got = gemms_instantiated(str(path))
+    assert len(got) == 4 and {g.mode for g in got} == {"instantiated"}
+    by_ctx = {(("PlainEpilogue" in g.context), tuple(g.mainloop.tile_shape.value)): g for g in got}
+    assert sorted(by_ctx) == [(False, (64, 128, 64)), (False, (128, 128, 64)), (True, (64, 128, 64)), (True, (128, 128, 64))]
+    for g in got:
+        assert g.loc.path.endswith("main.cu") and g.loc.line == 6
+        assert g.mainloop.stages.value == g.built["mainloop.stages"] > 0
+        assert g.epilogue.element_d.value == "cutlass::half_t"  # through Epilogue_<ElementD, TileShape>::Element
+        g.collect_unknowns()
+        assert g.unknowns == []
+
+
+@needs_cutlass
+def test_gemms_of_a_function_template_whose_body_does_not_compile_are_read_from_a_reduced_parse():
+    """FBGEMM's shape (framework_bodies/rowwise.cu): ATen is missing, so the function template's body has
+    errors even with the recovery's stand-ins and clang instantiates none of its specializations. One more
+    parse with the body reduced to its type declarations (frontend/template_bodies.py) gives both."""
+    path = EXTRACT / "framework_bodies" / "rowwise.cu"
+    got = sorted(gemms_instantiated(str(path)), key=lambda g: g.mainloop.tile_shape.value)
+    assert [g.mode for g in got] == ["instantiated", "instantiated"]
+    assert [g.mainloop.tile_shape.value for g in got] == [[64, 128, 64], [128, 128, 64]]
+    assert [g.mainloop.cluster_shape.value for g in got] == [[1, 1, 1], [2, 1, 1]]
+    for g in got:
+        assert g.loc.line == line_of("framework_bodies/rowwise.cu", "using Gemm =")
+        assert any("reduced to their type declarations" in n for n in g.notes)
+        assert g.mainloop.stages.value == g.built["mainloop.stages"] > 0
+        assert g.mainloop.carveout_bytes.value > 0
+
+
+def test_a_reduced_body_keeps_its_declarations_at_their_places():
+    """template_bodies.declarations_only on the real parse (no CUTLASS needed): statements that are not
+    type or constant declarations become spaces; lines, columns and the declarations stay."""
+    from fusionlint.frontend.template_bodies import declarations_only
+
+    path = EXTRACT / "framework_bodies" / "rowwise.cu"
+    text = path.read_text()
+    unit = parse_file(path, ParseOptions(use_system_headers=False), text=text)
+    gemm_line = line_of("framework_bodies/rowwise.cu", "using Gemm =")
+    reduced = declarations_only(unit.tu, [str(path)], {str(path): {gemm_line}}, {str(path): text})
+    (new,) = reduced.values()
+    old_lines, new_lines = text.splitlines(), new.splitlines()
+    assert len(old_lines) == len(new_lines) and len(new) == len(text)
+    code = new[new.index("template <int TileM"):]
+    assert "size_to_dim_" not in code and "reinterpret_cast" not in code and "gemm.initialize" not in code
+    for line in (gemm_line, line_of("framework_bodies/rowwise.cu", "constexpr int AlignmentA")):
+        assert new_lines[line - 1] == old_lines[line - 1]
+    # the dispatch function is no template: untouched
+    assert new_lines[-4:] == old_lines[-4:]
+    # a body without a GEMM line, or without errors, is not reduced
+    assert declarations_only(unit.tu, [str(path)], {str(path): {1}}, {str(path): text}) == {}

@@ -39,7 +39,8 @@ from fusionlint.frontend.cutlass_storage import fill_builder_stages
 from fusionlint.frontend.cutlass_problem import literal_problems
 from fusionlint.model.values import Loc
 from fusionlint.frontend.cutlass_ast import AstNode, AstReader
-from fusionlint.frontend.parse import has_device_bodies
+from fusionlint.frontend.parse import has_device_bodies, parse_file
+from fusionlint.frontend.template_bodies import declarations_only
 
 _CUTLASS_HINT = re.compile(r"\bcutlass\b|\bcute\b")
 _CUTLASS_ONLY = ("/cutlass/detail/helper_macros.hpp", "/cutlass/cutlass.h", "/cute/config.hpp")
@@ -75,6 +76,7 @@ def extract_cutlass(unit, text: str | None = None, header: str | None = None) ->
             ast.run()
             _merge_ast(gemms, ast, ev, path)
             _map_diagnostics(gemms, unit, path)
+            _through_reduced_bodies(gemms, unit, ev, project, path, text)
             _explain_syntactic(gemms, unit, path)
         except Exception as exc:  # noqa: BLE001 - the syntactic facts stay valid
             for g in gemms:
@@ -97,6 +99,39 @@ def extract_cutlass(unit, text: str | None = None, header: str | None = None) ->
     for g in gemms:
         g.collect_unknowns()
     return gemms
+
+
+def _through_reduced_bodies(gemms: list[CutlassGemm], unit, ev: Evaluator, project: ProjectHeaders, path: str,
+                            text: str) -> None:
+    """The GEMMs still read from the text that function templates with errors in their bodies declare
+    (template_bodies.py): read from one more parse with those bodies reduced to their declarations."""
+    left = [g for g in gemms if g.mode == "syntactic"]
+    options = getattr(unit, "options", None)
+    if not left or options is None:
+        return
+    lines: dict[str, set[int]] = {}
+    for g in left:
+        for line in _lines_of(g) or [g.loc.line]:
+            where, real = project.where(line)
+            lines.setdefault(where, set()).add(real)
+    reduced = declarations_only(unit.tu, project.files, lines, {path: text})
+    if not reduced:
+        return
+    main = next((t for name, t in reduced.items() if os.path.realpath(name) == os.path.realpath(path)), text)
+    try:
+        unit2 = parse_file(path, options, text=main, stand_ins=getattr(unit, "stand_ins", None),
+                           overrides={n: t for n, t in reduced.items() if os.path.realpath(n) != os.path.realpath(path)})
+    except ci.TranslationUnitLoadError:
+        return
+    ast = AstReader(unit2, ev, project.files)
+    ast.run()
+    _merge_ast(gemms, ast, ev, path)
+    now = [g for g in left if g.mode == "instantiated" and g in gemms]
+    _map_diagnostics(now, unit2, path)
+    where = ", ".join(sorted({os.path.relpath(n) for n in reduced}))
+    for g in now:
+        g.notes.append(f"instantiated from a second parse with the function templates of {where} reduced to their "
+                       "type declarations (their other statements do not compile here: headers missing)")
 
 
 def _in_this_file(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluator, path: str) -> list[CutlassGemm]:
@@ -781,19 +816,32 @@ def _overlay(path: str, syn, ast, notes: list[str], prefix: str) -> bool:
 def _merge_ast(gemms: list[CutlassGemm], ast: AstReader, ev: Evaluator, path: str) -> None:
     by_key: dict[tuple, CutlassGemm] = {}
     by_loc: dict[tuple, list[CutlassGemm]] = {}
+    by_last: dict[tuple, list[CutlassGemm]] = {}
     for g in gemms:
         for root in getattr(g, "_roots", []):
-            if root.holder is None:
+            # a kernel held by no alias of its own (``struct GemmKernel : KernelType {}``): the GEMM's place
+            where = (root.holder.tok.line, root.holder.tok.col) if root.holder is not None else \
+                (g.loc.line, g.loc.column) if root.kind == "kernel" else None
+            if where is None:
                 continue
-            k = (root.kind, (root.holder.tok.line, root.holder.tok.col))
+            k = (root.kind, where)
             by_key[k + (root.ctx,)] = g
             by_loc.setdefault(k, []).append(g)
-    for node in ast.roots():
-        k = (node.kind, node.holder)
-        g = by_key.get(k + (node.ctx,))
-        if g is None and len(by_loc.get(k, [])) == 1:
-            g = by_loc[k][0]
-            g.notes.append(f"instantiation context read as {node.ctx!r} by libclang")
+            # by line: the source reader places a kernel held by no alias at the template's name
+            by_last.setdefault((root.kind, where[0], _last_frame(root.ctx)), []).append(g)
+    wrapped: set[tuple[int, int]] = set()  # holders of header adapters whose kernels were matched
+    for root in ast.roots():
+        node, g = root, None
+        # an adapter a header's helper makes of a kernel that a class of the header holds: the kernel's GEMM
+        kernel = root.children.get("kernel") if root.kind == "adapter" and root.holder is not None \
+            and root.holder[0] >= LINE_STRIDE else None
+        for cand in ([kernel] if kernel is not None else []) + [root]:
+            g = _matching(cand, by_key, by_last, by_loc)
+            if g is not None:
+                node = cand
+                break
+        if node is kernel and kernel is not None:
+            wrapped.add(root.holder)
         if g is None:
             if node.holder is not None and node.holder[0] >= LINE_STRIDE:
                 continue  # a project header's GEMM the source reader did not see: not placed in this file
@@ -804,6 +852,35 @@ def _merge_ast(gemms: list[CutlassGemm], ast: AstReader, ev: Evaluator, path: st
             continue
         if _apply_node(g, node, path):
             g.mode = "instantiated"
+    # the source reader's view of such an adapter, its kernel not followed (a member class of a
+    # specialization): the same GEMMs as the kernels just read, with nothing of their own
+    gemms[:] = [g for g in gemms if not (g.mode == "syntactic" and g.mainloop is None and g.epilogue is None
+                                         and g.gemm2x is None and _held_at(g) in wrapped)]
+
+
+def _held_at(g: CutlassGemm) -> tuple[int, int] | None:
+    root = next(iter(getattr(g, "_roots", [])), None)
+    return (root.holder.tok.line, root.holder.tok.col) if root is not None and root.holder is not None else None
+
+
+def _matching(node: AstNode, by_key: dict, by_last: dict, by_loc: dict) -> CutlassGemm | None:
+    """The source reader's GEMM that ``node`` is: held at the same place in the same instantiation, or
+    in the same innermost template (libclang names the template the GEMM is declared in; the source
+    reader the chain of instantiations from this file), or the only one held there."""
+    k = (node.kind, node.holder)
+    g = by_key.get(k + (node.ctx,))
+    last = (node.kind, node.holder[0] if node.holder else None, _last_frame(node.ctx))
+    if g is None and len(by_last.get(last, [])) == 1:
+        g = by_last[last][0]
+    if g is None and len(by_loc.get(k, [])) == 1:
+        g = by_loc[k][0]
+        g.notes.append(f"instantiation context read as {node.ctx!r} by libclang")
+    return g
+
+
+def _last_frame(ctx: str) -> str:
+    """The innermost template of an instantiation context (``A<..> / B<..>``: ``B<..>``), spaces taken out."""
+    return ctx.rsplit(" / ", 1)[-1].replace(" ", "")
 
 
 def _apply_node(g: CutlassGemm, node: AstNode, path: str) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
+from fusionlint.frontend import clangext
 from fusionlint.frontend import cutlass_model as model
 from fusionlint.frontend.cutlass_eval import Evaluator, Res, VInt, VTuple, VType, as_int, parse_type_string, render
 from fusionlint.frontend.cutlass_eval import shape_list as _shape_list
@@ -98,7 +99,8 @@ class AstReader:
         it calls (a member function of ``Runner<Config>``, a function template ``run<Config>()``): the
         only way to the members of a class template specialization through libclang."""
         loc = fn.location
-        key = (loc.line, loc.column, fn.spelling, self._ctx(fn, include_self=True))
+        # the USR too: a function template specialization's context spells a template template argument "?"
+        key = (loc.line, loc.column, fn.spelling, self._ctx(fn, include_self=True), fn.get_usr())
         if key in self._bodies or len(self._bodies) > 400:
             return
         self._bodies.add(key)
@@ -187,6 +189,13 @@ class AstReader:
             return None
         if t.kind in (K.UNEXPOSED, K.RECORD):
             decl = t.get_declaration()
+            if decl.kind not in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL) and t.kind == K.UNEXPOSED \
+                    and holder is None:
+                # a template argument that is a substituted template parameter naming a member class
+                # (`GemmUniversalAdapter<GemmKernel>` with `gemm_3x<...>::GemmKernel`); a declaration of such a
+                # type (`Gemm gemm;` in `run<Gemm>()`) only uses a GEMM declared elsewhere
+                t = t.get_canonical()
+                decl = t.get_declaration()
             if decl.kind not in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.CLASS_DECL):
                 return None
             q = _qualname(decl)
@@ -198,8 +207,47 @@ class AstReader:
                 return self._plain(t, decl, holder, "collective_mma", q)
             if q in model.GEMM2X:
                 return self._plain(t, decl, holder, "gemm2x", q)
-            return self._custom(t, decl, holder)
+            return self._custom(t, decl, holder) or self._base(t, decl, holder)
         return None
+
+    def _base(self, t, decl, holder) -> AstNode | None:
+        """A class of the user's that only derives from a CUTLASS kernel, directly or through an alias or
+        another such class (vLLM's ``struct GemmKernel : public KernelType {}`` with ``KernelType =
+        enable_sm90_or_later<GemmUniversal<...>>``): the kernel its first such base is. Through an alias
+        of the user's the GEMM is held where that alias is written; else by ``holder``."""
+        if _qualname(decl).startswith(("cute::", "std::", "cutlass::")):
+            return None
+        for base in self._bases(t, decl):
+            node = self._analyze(base, holder)
+            if node is not None and node.kind in ("kernel", "custom_kernel"):
+                return node
+        return None
+
+    @staticmethod
+    def _bases(t, decl) -> list:
+        """The base class types of ``decl`` (of type ``t``, as written). libclang shows no base of an
+        implicit class template specialization: there a base written as one of the template's type
+        parameters (``template <class Kernel> struct enable_sm90_or_later : Kernel``) is that argument,
+        as ``t`` spells it (the aliases it was written with kept: the collectives' CollectiveOp)."""
+        K = ci.CursorKind
+        bases = [ch.type for ch in decl.get_children() if ch.kind == K.CXX_BASE_SPECIFIER]
+        if bases or decl.get_num_template_arguments() <= 0:
+            return bases
+        pattern = clangext.specialized_template(decl)
+        if pattern is None:
+            return []
+        params = [ch.spelling for ch in pattern.get_children()
+                  if ch.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)]
+        for ch in pattern.get_children():
+            name = ch.type.spelling if ch.kind == K.CXX_BASE_SPECIFIER else ""
+            if name in params and params.index(name) < decl.get_num_template_arguments():
+                i = params.index(name)
+                arg = t.get_template_argument_type(i) if i < t.get_num_template_arguments() else None
+                if arg is None or arg.kind == ci.TypeKind.INVALID:
+                    arg = decl.get_template_argument_type(i)
+                if arg.kind != ci.TypeKind.INVALID:
+                    bases.append(arg)
+        return bases
 
     def _custom(self, t, decl, holder) -> AstNode | None:
         """A class template of the user's (a custom kernel) whose arguments are CUTLASS collectives."""
@@ -355,6 +403,15 @@ class AstReader:
             if p.kind in (K.STRUCT_DECL, K.CLASS_DECL, K.FUNCTION_DECL, K.CXX_METHOD) \
                     and p.get_num_template_arguments() > 0:
                 args = [render(r.value) if r is not None else "?" for r in self._targs(p)]
+                for i, a in enumerate(args):  # a member of a specialization (`gemm_3x<...>::GemmKernel`) with its own
+                    if "<" not in a and _arg_kind(p, i) == _TYPE:
+                        spelled = p.get_template_argument_type(i).get_canonical().spelling
+                        if "<" in spelled:
+                            args[i] = spelled
+                if "?" in args and p.kind in (K.STRUCT_DECL, K.CLASS_DECL):  # a template template argument
+                    spelled = _top_level_args(p.type.spelling)
+                    args = [spelled[i] if a == "?" and i < len(spelled) and _arg_kind(p, i) == _TEMPLATE else a
+                            for i, a in enumerate(args)]
                 name = _qualname(p)
                 if p.kind in (K.FUNCTION_DECL, K.CXX_METHOD):
                     name = f"{name}::{p.spelling}" if name else p.spelling
@@ -363,7 +420,27 @@ class AstReader:
         return " / ".join(reversed(parts))
 
 
-_TYPE, _INTEGRAL = 1, 4  # CXTemplateArgumentKind
+_TYPE, _INTEGRAL, _TEMPLATE = 1, 4, 5  # CXTemplateArgumentKind
+
+
+def _top_level_args(spelling: str) -> list[str]:
+    """The template arguments of a type's spelling (``a::b<X, c<Y, Z>, W>``: ``X``, ``c<Y, Z>``, ``W``)."""
+    start = spelling.find("<")
+    if start < 0 or not spelling.endswith(">"):
+        return []
+    out, depth, cur = [], 0, []
+    for ch in spelling[start + 1:-1]:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
 _MAIN_FILE = None
 
 

@@ -29,7 +29,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -94,6 +94,7 @@ class ParsedUnit:
     pch: str | None = None  # "used" when parsed with a precompiled preamble
     stand_ins: Mapping[str, str] | None = None  # the stand-in headers it was parsed with (None: stand_in_headers())
     recovered: list[str] | None = None  # what the partial-parse recovery declared (frontend/recovery.py); None: not used
+    options: ParseOptions | None = None  # what parse_file parsed it with (None: parsed another way)
 
     def record(self) -> UnitRecord:
         return UnitRecord(str(self.path), tuple(self.includes), tuple(self.missing_headers), tuple(self.args),
@@ -156,8 +157,11 @@ def language_args(path: Path) -> list[str]:
 def build_args(path: Path, options: ParseOptions) -> tuple[list[str], dict[str, str]]:
     """Compiler arguments for ``path`` and a description of where headers come from."""
     dirs = toolchain.discover(options.use_system_headers)
+    # -frelaxed-template-template-args: C++17's P0522 matching of template template arguments, which
+    # nvcc's host compilers (GCC) and clang 19 apply by default and libclang 18 does not (vLLM's
+    # epilogues pass `cutlass::multiply_add`, a template with a defaulted parameter, to Sm90Compute)
     args = [*language_args(path), f"-std={options.std}", "-ferror-limit=0", "-fsyntax-only",
-            "-Wno-pragma-once-outside-header"]
+            "-Wno-pragma-once-outside-header", "-frelaxed-template-template-args"]
     for inc in options.include_dirs:
         args += ["-I", inc]
     for real in dirs.all():
@@ -229,18 +233,22 @@ def _real_includes(tu: ci.TranslationUnit) -> list[str]:
 
 
 def parse_file(path: Path | str, options: ParseOptions | None = None, text: str | None = None,
-               stand_ins: Mapping[str, str] | None = None) -> ParsedUnit:
+               stand_ins: Mapping[str, str] | None = None, overrides: Mapping[str, str] | None = None) -> ParsedUnit:
     """Parse one source file, with the stand-in headers ``stand_ins`` (default: ``stand_in_headers()``).
-    Raises ``clang.cindex.TranslationUnitLoadError`` on a libclang failure."""
+    ``overrides``: other files' contents to parse instead of what is on disk (path -> text; no
+    precompiled preamble is used then). Raises ``clang.cindex.TranslationUnitLoadError`` on a libclang
+    failure."""
     path = Path(path)
     options = options or ParseOptions()
+    if overrides:
+        options = replace(options, pch_dir=None)
     args, mode = build_args(path, options)
     synthetic: list[tuple[int, int]] = []
     if text is not None:  # explicit instantiations of function templates, as functions (see the module)
         text, synthetic = explicit_instantiations.synthesize(text)
     if stand_ins is None:
         stand_ins = stand_in_headers()
-    unsaved = _unsaved_base(stand_ins)
+    unsaved = _unsaved_base(stand_ins) + list((overrides or {}).items())
     unit = None
     if options.pch_dir and text is not None:
         try:
@@ -258,11 +266,13 @@ def parse_file(path: Path | str, options: ParseOptions | None = None, text: str 
         unit.diagnostics = _without_synthetic(unit.diagnostics, str(path), synthetic)
     if text is not None and unit.missing_headers:  # headers found nowhere: declare what they would have (recovery.py)
         if recovery.wants_recovery(unit):
-            unit = _recover(unit, _unsaved_base(stand_ins) + [(str(path), text)], text)
+            unit = _recover(unit, _unsaved_base(stand_ins) + list((overrides or {}).items()) + [(str(path), text)],
+                            text)
     if options.pch_dir and text is not None and unit.pch != "used":
         _note_preamble(path, args, text, Path(options.pch_dir), unit)
     if synthetic and unit.recovered is not None:
         unit.diagnostics = _without_synthetic(unit.diagnostics, str(path), synthetic)
+    unit.options = options
     return unit
 
 
