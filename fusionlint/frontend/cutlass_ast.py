@@ -12,6 +12,7 @@ from fusionlint.frontend import cutlass_model as model
 from fusionlint.frontend.cutlass_eval import Evaluator, Res, VInt, VTuple, VType, as_int, parse_type_string, render
 from fusionlint.frontend.cutlass_eval import shape_list as _shape_list
 from fusionlint.frontend.cutlass_includes import LINE_STRIDE
+from fusionlint.frontend.cutlass_problem import split_top_level
 
 
 # ----------------------------------------------------------------------------------------------
@@ -428,19 +429,9 @@ def _top_level_args(spelling: str) -> list[str]:
     start = spelling.find("<")
     if start < 0 or not spelling.endswith(">"):
         return []
-    out, depth, cur = [], 0, []
-    for ch in spelling[start + 1:-1]:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    out.append("".join(cur).strip())
-    return out
+    return split_top_level(spelling[start + 1:-1], "<([", ">)]")
+
+
 _MAIN_FILE = None
 
 
