@@ -172,7 +172,13 @@ def test_a_structured_binding_of_a_runtime_object_is_runtime_data(system_headers
 
 
 def test_returns_in_undecided_branches_merge(system_headers):
-    (cfg,) = matmuls("returns_in_branches.cpp", system_headers)
-    transa = cfg.effective["matmul_desc"]["TRANSA"]
-    assert transa.value.reason == "op_from_char() returns different values on different paths"
-    assert params(cfg, "matmul_desc")["TRANSB"] == "CUBLAS_OP_T"  # both paths of always_t() agree
+    # op_from_char()'s result differs by the switch's case: a runtime choice the GEMM is checked under,
+    # one configuration per case (it was one configuration with TRANSA "returns different values on
+    # different paths"); never the value of whichever return comes last
+    configs = matmuls("returns_in_branches.cpp", system_headers)
+    assert sorted((cfg.when, params(cfg, "matmul_desc")["TRANSA"]) for cfg in configs) == [
+        (("`op` is `'n'` or `'N'` (line 7)",), "CUBLAS_OP_N"),
+        (("`op` is `'t'` or `'T'` (line 7)",), "CUBLAS_OP_T"),
+        (("`op` is none of the cases (line 7)",), "CUBLAS_OP_C")]
+    for cfg in configs:
+        assert params(cfg, "matmul_desc")["TRANSB"] == "CUBLAS_OP_T"  # both paths of always_t() agree

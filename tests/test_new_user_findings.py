@@ -93,10 +93,22 @@ def test_unknown_attribute_id_keeps_absence_undecided_and_it_is_counted(tmp_path
     assert f"fusionlint: 1 file checked, 0 findings, {n} checks undecided (unknown values; listed above)\n" in err
 
 
-def test_a_conditional_write_of_the_attribute_keeps_that_attribute_undecided(tmp_path: Path) -> None:
+def test_a_write_of_the_attribute_under_a_flag_is_checked_with_and_without_it(tmp_path: Path) -> None:
+    """`if (with_aux) set(AUX_POINTER)`: the flag is a runtime choice (issue 19), so the GEMM is checked
+    both ways and FL110 holds only where the pointer is not set (it was undecided before)."""
     src = _write(tmp_path, GELU_AUX.replace("int64_t m,", "int64_t m, bool with_aux,")
                  .replace("/*EXTRA*/", "void *aux = D;\n  if (with_aux)\n    cublasLtMatmulDescSetAttribute(desc, "
                                        "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux));"))
+    rc, found, _ = _json(src)
+    assert rc == 1 and [f["code"] for f in found] == ["FL110"]
+    assert found[0]["message"].endswith("is never set: cublasLtMatmul returns CUBLAS_STATUS_NOT_SUPPORTED (when `with_aux` is false (line 13))")
+
+
+def test_a_write_of_the_attribute_in_a_loop_keeps_that_attribute_undecided(tmp_path: Path) -> None:
+    """A loop's trip count is run-time data, not a choice: whether the set ran stays undecided."""
+    src = _write(tmp_path, GELU_AUX.replace("/*EXTRA*/", "void *aux = D;\n  for (int64_t i = 0; i < m; ++i)\n    "
+                                            "cublasLtMatmulDescSetAttribute(desc, "
+                                            "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux));"))
     rc, found, _ = _json(src)
     assert rc == 0 and found == []
     _, _, err = run_cli("--no-system-headers", "-v", src)

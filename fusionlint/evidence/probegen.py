@@ -320,13 +320,15 @@ def write_probes(facts: FileFacts, out: Path) -> list[Path]:
     shutil.copy(probe_header(), out / "fusionlint_probe.h")
     judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
     written = []
+    at_line: dict[int, int] = {}  # probes written per site line: a call checked per runtime alternative has several
     for cfg in facts.configurations:
         if cfg.kind == "descriptor" or (cfg.kind == "heuristic" and cfg.loc in judged):
             continue
         probe = generate(cfg)
         if probe is None:
             continue
-        path = out / f"{Path(facts.path).stem}_L{cfg.site.line}.cu"
+        n = at_line[cfg.site.line] = at_line.get(cfg.site.line, 0) + 1
+        path = out / f"{Path(facts.path).stem}_L{cfg.site.line}{f'_alt{n}' if n > 1 else ''}.cu"
         path.write_text(probe.source, encoding="utf-8")
         written.append(path)
     return written

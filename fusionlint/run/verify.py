@@ -188,6 +188,7 @@ def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
 
     judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
     units = []
+    at_line: dict[int, int] = {}  # units per site line: a call checked per runtime alternative has several
     for cfg in facts.configurations:
         if cfg.kind == "heuristic" and cfg.loc in judged:
             continue  # judged with its matmul
@@ -200,8 +201,10 @@ def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
         ids = {o.id for o in [cfg.desc, *cfg.layouts.values(), cfg.preference] if o is not None}
         sets = [s for s in facts.attribute_sets if s.object_id in ids]
         findings = run_rules(rules, FileFacts(facts.path, configurations=alone, attribute_sets=sets), arch)
-        unit = Unit(facts.path, cfg.site.line, "cublaslt", cfg.kind, f"cuBLASLt {cfg.kind} configuration",
-                    findings=_errors(findings), probe_name=f"{Path(facts.path).stem}_L{cfg.site.line}.cu")
+        n = at_line[cfg.site.line] = at_line.get(cfg.site.line, 0) + 1
+        what = f"cuBLASLt {cfg.kind} configuration" + (f" (when {' and '.join(cfg.when)})" if cfg.when else "")
+        unit = Unit(facts.path, cfg.site.line, "cublaslt", cfg.kind, what, findings=_errors(findings),
+                    probe_name=f"{Path(facts.path).stem}_L{cfg.site.line}{f'_alt{n}' if n > 1 else ''}.cu")
         probe = probegen.generate(cfg)
         if probe is None:
             unit.not_generated = "the descriptor or a layout did not resolve"
