@@ -200,3 +200,29 @@ def test_a_changed_includer_is_not_used_until_indexed_again(cutlass_proj):
     assert "changed since `fusionlint index`" in err
     run_cli("index", "-p", cutlass_proj / "compile_commands.json", "-j", "1")
     assert _header_check(cutlass_proj) == []  # CoopGemm<256> is legal
+
+
+def test_a_header_that_instantiates_another_headers_template_takes_its_includers_bindings(tmp_path: Path):
+    """header_kernel_base/dispatch.cuh (vLLM's dispatch header in small) names gemm_configs.cuh's gemm_3x with
+    concrete tiles and the epilogue template its caller gives. Alone, the epilogue is a template template
+    parameter nobody binds; with the index, main.cu's instantiations are placed at dispatch.cuh's lines."""
+    proj = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "cutlass" / "extract" / "header_kernel_base", proj)
+
+    def kernels(*extra) -> list[dict]:
+        rc, out, err = run_cli("facts", *extra, proj / "dispatch.cuh")
+        assert rc == 0, err
+        return [g for g in json.loads(out) if g.get("library") == "cutlass" and g.get("mainloop")]
+
+    alone = kernels("--no-index")
+    assert sorted(g["line"] for g in alone) == [19, 21]
+    assert all(any("template template parameter" in u for u in g["unknowns"]) for g in alone)
+    run_cli("index", "-p", proj / "compile_commands.json", "-j", "1")
+    indexed = kernels()
+    assert sorted((g["line"], "PlainEpilogue" in g["context"]) for g in indexed) == [
+        (19, False), (19, True), (21, False), (21, True)]
+    for g in indexed:
+        assert Path(g["path"]).name == "dispatch.cuh"
+        assert (Path(g["instantiated_at"]["path"]).name, g["instantiated_at"]["line"]) == ("main.cu", 6)
+        assert not any("template template parameter" in u for u in g["unknowns"])
+        assert any("declared at" in n and "gemm_configs.cuh" in n for n in g["notes"])

@@ -165,6 +165,13 @@ def _entry_site(g: CutlassGemm, headers: ProjectHeaders, ev: Evaluator) -> tuple
     return next((site for site in sites if site is not None and headers.in_main(site[0])), None)
 
 
+def _site_in(g: CutlassGemm, headers: ProjectHeaders, ev: Evaluator, header: str) -> tuple[int, int] | None:
+    """The reader position of the innermost site in ``header`` of the chain of instantiations that makes ``g``."""
+    frames = g.context.split(" / ") if g.context else []
+    sites = [ev.ctx_sites.get(" / ".join(frames[:i])) for i in range(len(frames), 0, -1)]
+    return next((site for site in sites if site is not None and headers.where(site[0])[0] == header), None)
+
+
 def _in_header(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluator, path: str,
                header: str) -> list[CutlassGemm]:
     """The GEMMs of ``header``'s templates that this file (``path``) instantiates, at the header's
@@ -178,11 +185,19 @@ def _in_header(gemms: list[CutlassGemm], headers: ProjectHeaders, ev: Evaluator,
         if headers.in_main(g.loc.line):
             continue
         where, _line = headers.where(g.loc.line)
-        if where != header:
-            continue
         root = _entry_site(g, headers, ev)
         if root is None:
             continue
+        if where != header:
+            # a template of another project header that this header instantiates (vLLM's dispatch header
+            # naming scaled_mm.cuh's cutlass_3x_gemm): the header's GEMM where its chain leaves the header
+            site = _site_in(g, headers, ev, header)
+            if site is None:
+                continue
+            declared, line = headers.where(g.loc.line)
+            g.notes.append(f"declared at {declared}:{line}, a template this header instantiates")
+            g.loc = Loc(g.loc.path, site[0], site[1])
+            where = header
         g = relocate(g, headers)
         g.path = where
         g.instantiated_at = Loc(path, root[0], root[1])
