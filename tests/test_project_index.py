@@ -226,3 +226,21 @@ def test_a_header_that_instantiates_another_headers_template_takes_its_includers
         assert (Path(g["instantiated_at"]["path"]).name, g["instantiated_at"]["line"]) == ("main.cu", 6)
         assert not any("template template parameter" in u for u in g["unknowns"])
         assert any("declared at" in n and "gemm_configs.cuh" in n for n in g["notes"])
+
+
+def test_an_includer_that_leaves_the_gemm_open_gives_way_to_one_that_binds_it(tmp_path: Path):
+    """gemm_configs.cuh is included by dispatch.cuh (which leaves the epilogue open) and, through it, by
+    main.cu (which binds it). With both in the compilation database, the header's GEMMs are main.cu's four
+    instantiations only; dispatch.cuh's two partial ones (the same GEMMs, epilogue unknown) are left out."""
+    proj = tmp_path / "proj"
+    shutil.copytree(FIXTURES / "cutlass" / "extract" / "header_kernel_base", proj)
+    (proj / "compile_commands.json").write_text(json.dumps([
+        {"directory": ".", "file": name, "arguments": ["nvcc", "-std=c++17", "-I.", "-c", name]}
+        for name in ("dispatch.cuh", "main.cu")]), encoding="utf-8")
+    run_cli("index", "-p", proj / "compile_commands.json", "-j", "1")
+    rc, out, err = run_cli("facts", proj / "gemm_configs.cuh")
+    assert rc == 0, err
+    kernels = [g for g in json.loads(out) if g.get("library") == "cutlass" and g.get("mainloop")]
+    assert len(kernels) == 4
+    assert sorted(Path(g["instantiated_at"]["path"]).name for g in kernels) == ["main.cu"] * 4
+    assert not any("template template parameter" in u for g in kernels for u in g["unknowns"])
