@@ -125,8 +125,11 @@ def _through_reduced_bodies(gemms: list[CutlassGemm], unit, ev: Evaluator, proje
         return
     ast = AstReader(unit2, ev, project.files)
     ast.run()
-    _merge_ast(gemms, ast, ev, path)
-    now = [g for g in left if g.mode == "instantiated" and g in gemms]
+    pool = list(left)  # only these are read again: what the first parse read (or added) stays as it is
+    _merge_ast(pool, ast, ev, path)
+    dropped = {id(g) for g in left} - {id(g) for g in pool}
+    gemms[:] = [g for g in gemms if id(g) not in dropped]
+    now = [g for g in left if g.mode == "instantiated" and id(g) not in dropped]
     _map_diagnostics(now, unit2, path)
     where = ", ".join(sorted({os.path.relpath(n) for n in reduced}))
     for g in now:
