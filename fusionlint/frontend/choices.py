@@ -248,11 +248,7 @@ class ChoiceMixin:
         frame = self.frame
         saved_done = frame.done
         outcomes: list[dict[Key, Value]] = []
-        arms = self.arm_path
-        self.cond_depth += 1
-        self.cond_runtime.append(runtime)
-        self.cond_choices.append((choice.key,) if choice is not None else ())
-        try:
+        with self._undecided(runtime, (choice.key,) if choice is not None else ()) as arms:
             for start in starts:
                 self.env = dict(before)
                 self._enter_arm(arms)
@@ -262,11 +258,6 @@ class ChoiceMixin:
                     frame.dead = False
                     continue
                 outcomes.append(self.env)
-        finally:
-            self.cond_depth -= 1
-            self.cond_runtime.pop()
-            self.cond_choices.pop()
-            self.arm_path = arms
         if not has_default:
             outcomes.append(before)
         if not outcomes:  # every case ends here

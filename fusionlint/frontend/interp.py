@@ -11,7 +11,8 @@ API calls are handed to a ``handler`` (see ``cublaslt.py``), which models their 
 """
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence
+from contextlib import contextmanager
+from typing import Iterator, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
@@ -73,7 +74,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         self.handler = handler
         self.env: dict[Key, Value] = {}
         self.frames: list[Frame] = []
-        self.cond_depth = 0
         # per undecided branch this point is inside (innermost last): the run-time data it is
         # decided on ("" where that is not known; see choices.condition_runtime)
         self.cond_runtime: list[str] = []
@@ -537,6 +537,27 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
     def _frame_cond_base(self) -> int:
         return self.frame.cond_base
 
+    @property
+    def cond_depth(self) -> int:
+        """How many undecided branches this point of the run is inside."""
+        return len(self.cond_runtime)
+
+    @contextmanager
+    def _undecided(self, runtime: str = "", choices: tuple[str, ...] = ()) -> Iterator[tuple[int, ...]]:
+        """Inside an undecided branch (an ``if``/``switch``/loop the run cannot decide, the right side of
+        an unknown ``&&``, a lambda that may run): its run-time data and the choices that decide it are on
+        the stacks while it runs; the arms it runs in are restored after. Yields the arms it starts from
+        (for ``_enter_arm``)."""
+        arms = self.arm_path
+        self.cond_runtime.append(runtime)
+        self.cond_choices.append(choices)
+        try:
+            yield arms
+        finally:
+            self.cond_runtime.pop()
+            self.cond_choices.pop()
+            self.arm_path = arms
+
     def _enter_arm(self, base: tuple[int, ...]) -> None:
         """Start running one arm of an undecided branch (a case, a loop body, a maybe-called lambda)
         inside the arms ``base``."""
@@ -600,11 +621,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         outcomes: list[dict[Key, Value]] = []
         frame = self.frame
         saved_done = frame.done
-        arms = self.arm_path
-        self.cond_depth += 1
-        self.cond_runtime.append(runtime)
-        self.cond_choices.append(choices)
-        try:
+        with self._undecided(runtime, choices) as arms:
             if sequential:
                 dead = False
                 for b in branches:
@@ -625,11 +642,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                         frame.dead = False
                         continue
                     outcomes.append(self.env)
-        finally:
-            self.cond_depth -= 1
-            self.cond_runtime.pop()
-            self.cond_choices.pop()
-            self.arm_path = arms
         if not outcomes:  # every path ends here
             self.env, frame.dead, frame.done = before, True, True
             return
@@ -1049,18 +1061,9 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             if isinstance(lhs, Known):
                 rhs = self.eval(rhs_c)
             else:
-                arms = self.arm_path
-                self.cond_depth += 1
-                self.cond_runtime.append(runtime_of(lhs))
-                self.cond_choices.append(())
-                self._enter_arm(arms)
-                try:
+                with self._undecided(runtime_of(lhs)) as arms:
+                    self._enter_arm(arms)
                     rhs = self.eval(rhs_c)
-                finally:
-                    self.cond_depth -= 1
-                    self.cond_runtime.pop()
-                    self.cond_choices.pop()
-                    self.arm_path = arms
             if isinstance(rhs, Known) and isinstance(lhs, Known):
                 return Known(int(bool(rhs.value)), origin)
             return Unknown(f"logical {op} of non-constants", origin, runtime=first_runtime((lhs, rhs)))

@@ -47,20 +47,13 @@ class LambdaMixin:
         arguments not known here (its writes merge as those of a branch)."""
         before = dict(self.env)
         frame_done = self.frame.done if self.frames else False
-        arms = self.arm_path
-        self.cond_depth += 1
-        self.cond_runtime.append("")
-        self.cond_choices.append(())
-        self._enter_arm(arms)
-        try:
-            self.call_closure(closure, [], [], origin)
-        finally:
-            self.cond_depth -= 1
-            self.cond_runtime.pop()
-            self.cond_choices.pop()
-            self.arm_path = arms
-            if self.frames:
-                self.frame.done = frame_done
+        with self._undecided() as arms:
+            self._enter_arm(arms)
+            try:
+                self.call_closure(closure, [], [], origin)
+            finally:
+                if self.frames:
+                    self.frame.done = frame_done
         self.env = merge_outcomes(before, [dict(self.env), before], reason, ())
 
     def _frame_of(self, decl: ci.Cursor) -> Frame:
