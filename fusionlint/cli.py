@@ -380,11 +380,13 @@ def cmd_rule(args: argparse.Namespace) -> int:
 def _cutlass_probes(facts, text: str, out: Path) -> list[Path]:
     """A probe per CUTLASS GEMM of ``facts`` in ``out``; one that cannot be written is a note saying why."""
     from fusionlint.evidence import probegen_cutlass as pc
+    from fusionlint.evidence.probe_names import unique_stem
 
     # an epilogue collective read on its own that is the epilogue of a complete GEMM is that GEMM's part
     parts = {g.epilogue.loc.line for g in facts.cutlass
              if g.mainloop is not None and g.epilogue is not None and g.epilogue.loc is not None}
     written = []
+    seen: dict[str, int] = {}  # a header's template makes several GEMMs at one line
     for g in facts.cutlass:
         if g.mainloop is None and g.epilogue is not None and (
                 g.loc.line in parts or (g.epilogue.loc is not None and g.epilogue.loc.line in parts)):
@@ -401,7 +403,7 @@ def _cutlass_probes(facts, text: str, out: Path) -> list[Path]:
             import shutil
 
             shutil.copy(pc.probe_header(), out / pc.HEADER)
-        path = out / f"{pc.probe_name(g)}.cu"
+        path = out / f"{unique_stem(pc.probe_name(g), seen)}.cu"
         path.write_text(probe.source, encoding="utf-8")
         written.append(path)
     return written

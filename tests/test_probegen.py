@@ -61,3 +61,15 @@ def test_probe_command(tmp_path: Path, capsys) -> None:
     assert main(["probe", str(RULES / "FL117_transc_t.cpp"), "--out", str(tmp_path)]) == 0
     written = capsys.readouterr().out.split()
     assert len(written) == 1 and Path(written[0]).read_text().count("CUBLASLT_MATMUL_DESC_TRANSC") == 1
+
+
+def test_probes_of_gemms_at_one_line_get_a_file_each(tmp_path: Path, capsys) -> None:
+    """header_kernel_base/main.cu makes its GEMMs at one line (the header's template, instantiated per tile):
+    each probe gets its own file (their names used to repeat, and a later probe overwrote an earlier one)."""
+    from fusionlint.cli import main
+
+    assert main(["probe", "--no-system-headers", str(FIXTURES / "cutlass" / "extract" / "header_kernel_base" / "main.cu"),
+                 "-o", str(tmp_path)]) == 0
+    written = capsys.readouterr().out.split()
+    assert len(written) >= 4 and len(set(written)) == len(written)
+    assert all(Path(p).is_file() for p in written)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from fusionlint.evidence.probe_names import unique_stem
 from fusionlint.model.cublaslt_facts import AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
 from fusionlint.model.values import Known, Unknown
@@ -314,21 +315,25 @@ def probe_header() -> Path:
     return Path(str(resources.files("fusionlint.evidence") / "include" / "fusionlint_probe.h"))
 
 
+def probe_name(source: str, cfg: Configuration) -> str:
+    """A file stem for the probe of ``cfg``: source stem and the GEMM call's line."""
+    return f"{Path(source).stem}_L{cfg.site.line}"
+
+
 def write_probes(facts: FileFacts, out: Path) -> list[Path]:
     """One probe per GEMM of ``facts`` (its matmul call, else its heuristic query) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(probe_header(), out / "fusionlint_probe.h")
     judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
     written = []
-    at_line: dict[int, int] = {}  # probes written per site line: a call checked per runtime alternative has several
+    seen: dict[str, int] = {}
     for cfg in facts.configurations:
         if cfg.kind == "descriptor" or (cfg.kind == "heuristic" and cfg.loc in judged):
             continue
         probe = generate(cfg)
         if probe is None:
             continue
-        n = at_line[cfg.site.line] = at_line.get(cfg.site.line, 0) + 1
-        path = out / f"{Path(facts.path).stem}_L{cfg.site.line}{f'_alt{n}' if n > 1 else ''}.cu"
+        path = out / f"{unique_stem(probe_name(facts.path, cfg), seen)}.cu"
         path.write_text(probe.source, encoding="utf-8")
         written.append(path)
     return written

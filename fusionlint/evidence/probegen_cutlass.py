@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from fusionlint.evidence.probe_names import unique_stem
 from fusionlint.model.cutlass_facts import CollectiveMmaFacts, CutlassGemm, EpilogueBuilder, MainloopBuilder, OtherEpilogue, Param
 from fusionlint.frontend import cutlass_model as cm
 from fusionlint.frontend.cutlass_problem import split_top_level
@@ -557,12 +558,13 @@ def write_probes(gemms: list[CutlassGemm], out: Path, text: str = "") -> list[Pa
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(probe_header(), out / HEADER)
     written = []
+    seen: dict[str, int] = {}
     for g in gemms:
         try:
             probe = generate(g, problem_of(g, text))
         except NotGenerated:
             continue
-        path = out / f"{probe_name(g)}.cu"
+        path = out / f"{unique_stem(probe_name(g), seen)}.cu"
         path.write_text(probe.source, encoding="utf-8")
         written.append(path)
     return written

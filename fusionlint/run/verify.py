@@ -42,6 +42,7 @@ from pathlib import Path
 
 from fusionlint.defaults import DEFAULT_ARCH, VERIFY_ARCH
 from fusionlint.evidence import harness
+from fusionlint.evidence.probe_names import unique_stem
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
 
@@ -188,7 +189,7 @@ def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
 
     judged = {c.heuristic_loc for c in facts.configurations if c.kind == "matmul"}
     units = []
-    at_line: dict[int, int] = {}  # units per site line: a call checked per runtime alternative has several
+    seen: dict[str, int] = {}  # probe names given (a call checked per runtime alternative has several)
     for cfg in facts.configurations:
         if cfg.kind == "heuristic" and cfg.loc in judged:
             continue  # judged with its matmul
@@ -201,10 +202,9 @@ def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
         ids = {o.id for o in [cfg.desc, *cfg.layouts.values(), cfg.preference] if o is not None}
         sets = [s for s in facts.attribute_sets if s.object_id in ids]
         findings = run_rules(rules, FileFacts(facts.path, configurations=alone, attribute_sets=sets), arch)
-        n = at_line[cfg.site.line] = at_line.get(cfg.site.line, 0) + 1
         what = f"cuBLASLt {cfg.kind} configuration" + (f" (when {' and '.join(cfg.when)})" if cfg.when else "")
         unit = Unit(facts.path, cfg.site.line, "cublaslt", cfg.kind, what, findings=_errors(findings),
-                    probe_name=f"{Path(facts.path).stem}_L{cfg.site.line}{f'_alt{n}' if n > 1 else ''}.cu")
+                    probe_name=f"{unique_stem(probegen.probe_name(facts.path, cfg), seen)}.cu")
         probe = probegen.generate(cfg)
         if probe is None:
             unit.not_generated = "the descriptor or a layout did not resolve"
@@ -224,6 +224,7 @@ def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
     from fusionlint.rules.engine import run_rules
 
     units = []
+    seen: dict[str, int] = {}  # probe names given (a header's template makes several GEMMs at one line)
     # An epilogue collective read on its own (instantiated mode, when the mainloop's builder did not
     # instantiate) that is also the epilogue of a complete GEMM in the file is that GEMM's part.
     lines = {loc.line for x in facts.cutlass if x.mainloop is not None and x.epilogue is not None
@@ -236,7 +237,7 @@ def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
         name = f"CUTLASS {g.api} {g.kind} `{g.name}`" + (f" in {g.context}" if g.context else "")
         line = (g.instantiated_at or g.loc).line
         unit = Unit(facts.path, line, "cutlass", f"{g.api} {g.kind}", name, findings=_errors(findings),
-                    probe_name=pc.probe_name(g) + ".cu")
+                    probe_name=unique_stem(pc.probe_name(g), seen) + ".cu")
         try:
             probe = pc.generate(g, pc.problem_of(g, text))
             unit.probe_source, unit.substitutions = probe.source, probe.substitutions
