@@ -152,11 +152,6 @@ MAX_INCLUDERS = 4  # includers whose instantiations of a header's template GEMMs
 MAX_INCLUDER_PARSES = 8  # includers parsed at most, to find them
 
 
-def _unbound(g) -> bool:
-    """A GEMM with a value a template parameter leaves open (not one only the CUTLASS headers give)."""
-    return any("template parameter" in u for u in g.unknowns)
-
-
 def _through_includers(own: list, header: str, includers: list, api: ApiData | None) -> list:
     """``own`` (a header's CUTLASS GEMMs) with each GEMM that has open values (template parameters the
     header leaves unbound) replaced by its instantiations in the project files that include the header
@@ -182,8 +177,8 @@ def _through_includers(own: list, header: str, includers: list, api: ApiData | N
             found += got
     # an includer that is itself a header may instantiate the GEMM with values still open (vLLM's dispatch
     # header leaves the epilogue to its own includer): where another includer binds it, that one is kept
-    bound = {g.loc.line for g in found if not _unbound(g)}
-    found = [g for g in found if not (_unbound(g) and g.loc.line in bound)]
+    bound = {g.loc.line for g in found if not g.template_parameters_open()}
+    found = [g for g in found if not (g.template_parameters_open() and g.loc.line in bound)]
     lines = {g.loc.line for g in found}
     kept = [g for g in own if not (g.open_values() and g.loc.line in lines)]
     seen = {(g.loc.line, g.context) for g in kept}

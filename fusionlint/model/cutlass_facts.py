@@ -301,6 +301,11 @@ class CutlassGemm:
                 out += _unknowns(prefix, part)
         self.unknowns = out
 
+    def template_parameters_open(self) -> bool:
+        """Whether an unknown value is a template parameter left unbound (``template parameter X of f ...``,
+        ``template template parameter E``: cutlass_eval's reasons), not one that only the CUTLASS headers give."""
+        return any("template parameter" in u for u in self.unknowns)
+
     def open_values(self) -> bool:
         """Whether a value is unknown, or a shape has an unknown extent (``Shape<Int<TileM>, _128, _64>``
         of a template read without its arguments): a header's template GEMM that the files including
