@@ -117,10 +117,11 @@ def _through_reduced_bodies(gemms: list[CutlassGemm], unit, ev: Evaluator, proje
     reduced = declarations_only(unit.tu, project.files, lines, {path: text})
     if not reduced:
         return
-    main = next((t for name, t in reduced.items() if os.path.realpath(name) == os.path.realpath(path)), text)
+    real = os.path.realpath(path)
+    main = next((t for name, t in reduced.items() if os.path.realpath(name) == real), text)
     try:
         unit2 = parse_file(path, options, text=main, stand_ins=getattr(unit, "stand_ins", None),
-                           overrides={n: t for n, t in reduced.items() if os.path.realpath(n) != os.path.realpath(path)})
+                           overrides={n: t for n, t in reduced.items() if os.path.realpath(n) != real})
     except ci.TranslationUnitLoadError:
         return
     ast = AstReader(unit2, ev, project.files)

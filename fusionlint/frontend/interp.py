@@ -178,12 +178,12 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         """Run ``f`` once per call from another unit (its ``contexts``), else once without a caller;
         ``first``: the steps every call chain starts with after that call's own."""
         self.roots.append(f)
+        begin, end = (getattr(self.handler, name, None) for name in ("begin_root_run", "end_root_run"))
         for context in (contexts or {}).get(f.get_usr(), ()) or (None,):
             self._steps = 0
             self.taken = []
             self.context_via = [*(context.via if context is not None else ()), *first]
             self.entry_root = context is not None and context.outside
-            begin, end = (getattr(self.handler, name, None) for name in ("begin_root_run", "end_root_run"))
             if begin is not None:
                 begin()
             self.root_dead = False
