@@ -44,7 +44,7 @@ def test_without_the_index_only_what_a_library_call_returned_is_run_time_data(pr
     # tensor's size()): without the index nobody knows who calls it, maybe with constants
     transa, batch = forward["matmul_desc"]["TRANSA"], forward["layout_B"]["COLS"]
     assert transa["unknown"].endswith("its value comes from the caller") and "runtime" not in transa
-    assert batch["unknown"] == "result of operator long() at line 26" and "runtime" not in batch
+    assert batch["unknown"] == "result of `input.size(0)`" and "runtime" not in batch
 
 
 def test_with_the_index_an_entry_points_parameters_and_what_they_decide_are_run_time_input(proj):
@@ -71,6 +71,6 @@ def test_check_v_names_the_run_time_data_an_undecided_check_waits_for(proj):
     assert rc == 0, err
     undecided = [line for line in err.splitlines() if "undecided: FL125" in line]
     assert len(undecided) == 1, err
-    assert "layout_B.COLS: result of operator long() at line 26 (run-time data: `input.size(0)`)" in undecided[0]
+    assert "layout_B.COLS: result of `input.size(0)` (run-time data: `input.size(0)`)" in undecided[0]
     assert f"matmul_desc.TRANSA: transpose is a parameter of linear_forward(); its value comes from the caller " \
            f"(run-time data: `transpose`, {ENTRY})" in undecided[0]

@@ -467,8 +467,9 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             label = written(cursor) if name.startswith("operator") and len(written(cursor)) <= 60 else ""
             return Symbol(label or f"{name}()", cursor.type.spelling, origin,
                           from_caller=not why and any(isinstance(v, Symbol) and v.from_caller for v in inputs))
-        return Unknown(f"result of {name}() at line {origin.line}", origin, cursor.type.spelling,
-                       runtime=computed_from(cursor, name, why) if why else "")
+        shown = written(cursor) if name.startswith("operator ") else ""  # a conversion: what it converts
+        return Unknown(f"result of `{shown}`" if shown and len(shown) <= 60 else f"result of {name}() at line {origin.line}",
+                       origin, cursor.type.spelling, runtime=computed_from(cursor, name, why) if why else "")
 
     # ---- statements -----------------------------------------------------------------------
     def exec(self, stmt: ci.Cursor) -> None:

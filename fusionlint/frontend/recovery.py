@@ -154,6 +154,28 @@ def _chains(tokens: list[str], root: tuple[str, ...], node: _Node, self_use: boo
                 cur.uses.add(_use(tokens, j - 1))
 
 
+def _opens_namespace(code: str, name: str) -> bool:
+    """Whether ``code`` opens namespace ``name`` (``namespace at {``, ``namespace at::cuda::blas {``)."""
+    return re.search(rf"\bnamespace\s+{re.escape(name)}\s*(?:\{{|::)", code) is not None
+
+
+def _prune_declared(node: _Node, declared: set[str]) -> bool:
+    """Drop from ``node`` the names the translation unit declares (a leaf) and the namespaces left
+    empty (a declared name kept for what is under it stays a namespace); whether anything is left."""
+    for name, sub in list(node.children.items()):
+        if not sub.children and name in declared or sub.children and not _prune_declared(sub, declared):
+            del node.children[name]
+        elif name in declared:
+            sub.uses.clear()  # a namespace the file opens (``namespace at::cuda::blas {``), not a class
+    return bool(node.children)
+
+
+def _merge(into: _Node, other: _Node) -> None:
+    into.uses |= other.uses
+    for name, sub in other.children.items():
+        _merge(into.children.setdefault(name, _Node()), sub)
+
+
 @dataclass
 class StandIn:
     """The recovery header and what it declares (for the record)."""
@@ -339,6 +361,16 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
     for name in sorted(set(undeclared) | types | templates):
         if name in _STD_HEADERS and not re.match(r"^[A-Z]", name):
             headers.add(_STD_HEADERS[name])
+            continue
+        if name in declared and name in undeclared and writer.ok(name) and _opens_namespace(code[main_path], name):
+            # a namespace the file opens only after using it (PyTorch's ``at::cuda::f()`` inside an
+            # anonymous namespace above ``namespace at::cuda::blas {``): the names used in it that
+            # nothing declares
+            later = _Node()
+            for ts in tokens.values():
+                _chains(ts, (name,), later)
+            if _prune_declared(later, declared):
+                _merge(roots.setdefault(name, _Node()), later)
             continue
         if not writer.ok(name) or name in declared or defined_in_text(name):
             continue
