@@ -45,6 +45,11 @@ def test_without_the_index_only_what_a_library_call_returned_is_run_time_data(pr
     transa, batch = forward["matmul_desc"]["TRANSA"], forward["layout_B"]["COLS"]
     assert transa["unknown"].endswith("its value comes from the caller") and "runtime" not in transa
     assert batch["unknown"] == "result of `input.size(0)`" and "runtime" not in batch
+    # the state of the object a method is called on (FasterTransformer's wrapper: a setter chose it)
+    a_type = _configs(proj)["LtWrapper::gemm"]["parameters"]["layout_A"]["TYPE"]
+    assert a_type["unknown"] == ("this->a_type_ comes from the caller (the state of the LtWrapper object gemm() "
+                                 "is called on, set by the methods that ran before)")
+    assert "runtime" not in a_type and a_type["origin"]["line"] == 54
 
 
 def test_with_the_index_an_entry_points_parameters_and_what_they_decide_are_run_time_input(proj):
@@ -63,6 +68,12 @@ def test_with_the_index_an_entry_points_parameters_and_what_they_decide_are_run_
     gemm = configs["linear_gemm"]
     assert gemm["via"][0]["caller"] == "main" and gemm["unknowns"] == []
     assert gemm["parameters"]["layout_A"]["ROWS"]["value"] == 256
+    # no file calls LtWrapper::gemm either: its object's state is input from outside the project
+    wrapper = configs["LtWrapper::gemm"]["parameters"]
+    assert wrapper["layout_A"]["TYPE"]["runtime"] == \
+        "`this->a_type_`, input of LtWrapper::gemm(), which no file of the project calls"
+    assert wrapper["layout_A"]["ROWS"]["runtime"] == \
+        "`m`, input of LtWrapper::gemm(), which no file of the project calls"
 
 
 def test_check_v_names_the_run_time_data_an_undecided_check_waits_for(proj):
@@ -70,7 +81,9 @@ def test_check_v_names_the_run_time_data_an_undecided_check_waits_for(proj):
     rc, out, err = run_cli("check", "-v", proj / "linear.cu")
     assert rc == 0, err
     undecided = [line for line in err.splitlines() if "undecided: FL125" in line]
-    assert len(undecided) == 1, err
+    assert len(undecided) == 2, err  # linear_forward's matmul (line 46) and LtWrapper::gemm's (line 58)
+    assert "linear.cu:58:3: undecided: FL125" in undecided[1]
+    undecided = [line for line in undecided if "linear.cu:46:10:" in line]
     assert "layout_B.COLS: result of `input.size(0)` (run-time data: `input.size(0)`)" in undecided[0]
     assert f"matmul_desc.TRANSA: transpose is a parameter of linear_forward(); its value comes from the caller " \
            f"(run-time data: `transpose`, {ENTRY})" in undecided[0]

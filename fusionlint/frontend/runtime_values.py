@@ -87,20 +87,45 @@ class CallerValuesMixin:
         param = frame.from_caller[key[2]]
         return frame, param, param + "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
 
+    def _of_this(self, key: Key) -> str | None:
+        """The storage as written (``this->Atype_``) for a member of the object the root method is
+        called on, which no caller gave (its state comes from the methods that ran before: setters,
+        the constructor); None for other storage."""
+        names = []
+        while key and key[0] in ("member", "elem"):
+            names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
+            key = key[1]
+        if not names or not self.frames or key != self.frames[0].this_key:
+            return None
+        return "this" + "".join(n if n.startswith("[") else f"->{n}" if i == 0 else f".{n}"
+                                for i, n in enumerate(reversed(names)))
+
     def _unset_reason(self, key: Key) -> str | None:
         """Why storage inside a parameter of a function analysed without a caller has no value: it
-        comes from the caller. None for other storage."""
+        comes from the caller (so does the state of the object a root method is called on). None
+        for other storage."""
         found = self._from_caller(key)
         if found is None:
-            return None
+            spelled = self._of_this(key)
+            if spelled is None:
+                return None
+            root = self.frames[0].function
+            return (f"{spelled} comes from the caller (the state of the {root.semantic_parent.spelling} object "
+                    f"{root.spelling}() is called on, set by the methods that ran before)")
         frame, param, spelled = found
         return f"{spelled} comes from the caller ({param} is a parameter of {frame.function.spelling}())"
 
     def _unset_runtime(self, key: Key) -> str:
         """The run-time input storage inside a parameter of the root function is, when that
-        function is an entry point of the project (``entry_root``); else ""."""
+        function is an entry point of the project (``entry_root``); so is the state of the object
+        a root method is called on; else ""."""
+        if not self.entry_root:
+            return ""
         found = self._from_caller(key)
-        if found is None or not self.entry_root or found[0] is not self.frames[0]:
+        if found is None:
+            spelled = self._of_this(key)
+            return entry_input(spelled, self.frames[0].function) if spelled is not None else ""
+        if found[0] is not self.frames[0]:
             return ""
         return entry_input(found[2], found[0].function)
 
