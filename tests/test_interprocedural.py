@@ -257,3 +257,15 @@ def test_a_struct_assigned_as_a_whole_takes_its_sources_members_or_forgets_them(
     opaque, preset = by_root["from_opaque"], by_root["from_preset"]
     assert opaque["TRANSA"]["unknown"] == opaque["TRANSB"]["unknown"] == "assigned at line 23"
     assert (preset["TRANSA"]["name"], preset["TRANSB"]["name"]) == ("CUBLAS_OP_T", "CUBLAS_OP_N")
+
+
+def test_an_argument_left_to_its_default_has_the_default_value():
+    # CUDALibrarySamples' TestBench: main passes the sizes only; the workspace size is the
+    # constructor's default, forwarded by a delegating constructor. libclang gives such an argument
+    # as an expression with no text, which read "`` not typed by the parser".
+    rc, out, err = run_cli("facts", HERE / "default_arguments.cpp")
+    assert rc == 0, err
+    configs = [c for c in json.loads(out) if c["kind"] == "heuristic"]
+    sizes = [c["parameters"]["preference"]["MAX_WORKSPACE_BYTES"] for c in configs]
+    assert [(s.get("value"), s["origin"]["line"]) for s in sizes] == [(4 * 1024 * 1024, 9), (64 * 1024, 25)]
+    assert [[v["line"] for v in c["via"]] for c in configs] == [[29], [30]]

@@ -389,6 +389,24 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                     and kids[i + 1].kind.is_expression():
                 self._delegated(ctor, c, kids[i + 1])  # ``: Other(args)`` or ``: Base(args)``
 
+    def _arguments(self, call: ci.Cursor, arg_cursors: list[ci.Cursor]) -> list[Value]:
+        """The values of a call's arguments; an argument the call leaves to its default (libclang: an
+        expression without children or text) is the default the callee's declaration writes."""
+        params: list[ci.Cursor] | None = None
+        out = []
+        for i, a in enumerate(arg_cursors):
+            if a.kind == K.UNEXPOSED_EXPR and a.extent.start.file is None and not list(a.get_children()):
+                if params is None:
+                    ref = call.referenced
+                    params = [p for p in clangext.children(ref) if p.kind == K.PARM_DECL] if ref is not None else []
+                default = [c for c in clangext.children(params[i]) if c.kind not in NON_EXPR_CHILDREN] \
+                    if i < len(params) else []
+                if default:
+                    out.append(self.eval(default[-1]))
+                    continue
+            out.append(self.eval(a))
+        return out
+
     def call(self, cursor: ci.Cursor) -> Value:
         name = cursor.spelling
         ref = cursor.referenced
@@ -398,11 +416,11 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         callee = strip(kids[0]) if kids else None
         arg_cursors = list(cursor.get_arguments())
         if self.handler.is_api(name) or (ref is not None and self.handler.is_api(ref.spelling)):
-            args = [self.eval(a) for a in arg_cursors]
+            args = self._arguments(cursor, arg_cursors)
             return self.handler.call(self, ref.spelling if ref is not None else name, cursor, args)
         closure = self._called_closure(cursor, ref, callee)
         if closure is not None:
-            args = [self.eval(a) for a in arg_cursors]
+            args = self._arguments(cursor, arg_cursors)
             return self.call_closure(closure, arg_cursors, args, origin)
         this_key: Key | None = None
         if ref is not None and ref.kind in (K.CXX_METHOD, K.CONVERSION_FUNCTION, K.DESTRUCTOR):
@@ -414,7 +432,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         if ref is not None and ref.kind == K.CXX_METHOD and ref.spelling == "operator=" and ref.is_default_method() \
                 and len(arg_cursors) == 2 and (callee is None or callee.kind != K.MEMBER_REF_EXPR):
             return self._default_assignment(arg_cursors, origin)  # ``a = b`` of a class: a copy of b's members
-        args = [self.eval(a) for a in arg_cursors]
+        args = self._arguments(cursor, arg_cursors)
         target = self._callee_definition(cursor)
         if target is None and this_key is not None and ref is not None and is_smart_pointer(ref.semantic_parent):
             if ref.spelling != "swap":
@@ -690,7 +708,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         """Run the constructor call ``ctor_call`` on the object at ``key``; its arguments' values."""
         target = self._callee_definition(ctor_call)
         arg_cursors = list(ctor_call.get_arguments())
-        args = [self.eval(a) for a in arg_cursors]
+        args = self._arguments(ctor_call, arg_cursors)
         ref = ctor_call.referenced
         if ref is not None and (ref.is_copy_constructor() or ref.is_move_constructor()) and arg_cursors:
             src = self.lvalue_key(arg_cursors[0]) or self._copy_source(arg_cursors[0])
