@@ -144,7 +144,7 @@ class ChoiceMixin:
             op = clangext.binary_operator(c)
             kids = expr_children(c) if op in ("&&", "||") else []
         elif c.kind == K.CALL_EXPR and c.spelling in ("operator&&", "operator||"):  # on stand-in types
-            op, kids = c.spelling[len("operator"):], list(c.get_arguments())
+            op, kids = c.spelling[len("operator"):], clangext.arguments(c)
         if len(kids) == 2 and not any(calls_defined_code(k) for k in kids):
             keys: tuple[str, ...] = ()
             sides: list[bool | None] = []

@@ -181,6 +181,19 @@ def children_in_file(cursor: ci.Cursor, path: str) -> list[ci.Cursor]:
     return found
 
 
+def arguments(cursor: ci.Cursor) -> list[ci.Cursor]:
+    """``list(cursor.get_arguments())`` of a call, kept on the cursor object like ``children``: the
+    argument cursors libclang makes are new objects each time, and whatever was kept on them (their
+    children, their callee's definition) would be looked up again at every visit of the call."""
+    args = cursor.__dict__.get("_fusionlint_arguments")
+    if args is None:
+        tu = cursor._tu
+        args = cursor.__dict__["_fusionlint_arguments"] = list(cursor.get_arguments())
+        for a in args:
+            a._tu = tu
+    return args
+
+
 def children(cursor: ci.Cursor) -> list[ci.Cursor]:
     """``list(cursor.get_children())``, kept on the cursor object: the interpreter visits the same
     statements and expressions again (loops, branches, helpers inlined at several calls), and the

@@ -105,7 +105,7 @@ class CublasLtHandler:
 
     def call(self, interp: Interpreter, name: str, call: ci.Cursor, args: list[Value]) -> Value:
         loc = loc_of(call)
-        arg_cursors = list(call.get_arguments())
+        arg_cursors = clangext.arguments(call)
         if name in CREATE:
             self._create(interp, CREATE[name], name, args, arg_cursors, loc)
         elif name in SET:

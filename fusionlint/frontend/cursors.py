@@ -58,7 +58,11 @@ _SPACED = {"==", "!=", "&&", "||", "<=", ">=", "?", ":", "=", "+", "-", "/", "%"
 
 def written(cursor: ci.Cursor) -> str:
     """An expression as written, its tokens joined the usual way (``DType::kBF16``, ``a.b(c, d)``,
-    ``x == y``)."""
+    ``x == y``). Kept on the cursor object (the interpreter names the same conditions and calls in
+    every run of a function)."""
+    text = cursor.__dict__.get("_fusionlint_written")
+    if text is not None:
+        return text
     out: list[str] = []
     for t in cursor.get_tokens():
         tok = t.spelling
@@ -68,7 +72,8 @@ def written(cursor: ci.Cursor) -> str:
             if wordy or prev == "," or tok in _SPACED or prev in _SPACED:
                 out.append(" ")
         out.append(tok)
-    return "".join(out)
+    text = cursor.__dict__["_fusionlint_written"] = "".join(out)
+    return text
 
 
 def is_stand_in_type(t: ci.Type) -> bool:

@@ -48,7 +48,7 @@ def never_returns(stmt: ci.Cursor, evaluate: Callable[[ci.Cursor], Value]) -> bo
         return True
     if macro not in CHECK_MACROS:
         return False
-    args = list(c.get_arguments())
+    args = clangext.arguments(c)
     if not args or _has_call(args[0]):
         return False
     value = evaluate(args[0])

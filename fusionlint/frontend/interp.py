@@ -414,7 +414,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         origin = loc_of(cursor)
         # callee expression (first child) for method calls: obj.method / ptr->method
         callee = strip(kids[0]) if kids else None
-        arg_cursors = list(cursor.get_arguments())
+        arg_cursors = clangext.arguments(cursor)
         if self.handler.is_api(name) or (ref is not None and self.handler.is_api(ref.spelling)):
             args = self._arguments(cursor, arg_cursors)
             return self.handler.call(self, ref.spelling if ref is not None else name, cursor, args)
@@ -707,7 +707,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
     def _construct(self, key: Key, ctor_call: ci.Cursor) -> list[Value]:
         """Run the constructor call ``ctor_call`` on the object at ``key``; its arguments' values."""
         target = self._callee_definition(ctor_call)
-        arg_cursors = list(ctor_call.get_arguments())
+        arg_cursors = clangext.arguments(ctor_call)
         args = self._arguments(ctor_call, arg_cursors)
         ref = ctor_call.referenced
         if ref is not None and (ref.is_copy_constructor() or ref.is_move_constructor()) and arg_cursors:
@@ -733,7 +733,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         """The storage an object expression is copied from (through implicit copy constructors)."""
         c = strip(cursor)
         if c.kind == K.CALL_EXPR and c.referenced is not None and c.referenced.kind == K.CONSTRUCTOR:
-            args = list(c.get_arguments())
+            args = clangext.arguments(c)
             if len(args) == 1 and (c.referenced.is_copy_constructor() or c.referenced.is_move_constructor()):
                 return self._copy_source(args[0])
             return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
+from fusionlint.frontend import clangext
 from fusionlint.frontend.choices import merge_outcomes
 from fusionlint.frontend.cursors import strip
 from fusionlint.frontend.frames import Closure, Frame
@@ -70,7 +71,7 @@ class LambdaMixin:
 
     def _held_closure(self, ctor_call: ci.Cursor) -> Closure | None:
         """The lambda a library wrapper (``std::function``) is built from, if that is what it is."""
-        args = list(ctor_call.get_arguments())
+        args = clangext.arguments(ctor_call)
         if len(args) != 1 or self._callee_definition(ctor_call) is not None:
             return None
         arg = strip(args[0])
