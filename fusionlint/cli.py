@@ -379,34 +379,13 @@ def cmd_rule(args: argparse.Namespace) -> int:
 
 def _cutlass_probes(facts, text: str, out: Path) -> list[Path]:
     """A probe per CUTLASS GEMM of ``facts`` in ``out``; one that cannot be written is a note saying why."""
-    from fusionlint.evidence import probegen_cutlass as pc
-    from fusionlint.evidence.probe_names import unique_stem
+    from fusionlint.evidence.probegen_cutlass import write_probes
 
-    # an epilogue collective read on its own that is the epilogue of a complete GEMM is that GEMM's part
-    parts = {g.epilogue.loc.line for g in facts.cutlass
-             if g.mainloop is not None and g.epilogue is not None and g.epilogue.loc is not None}
-    written = []
-    seen: dict[str, int] = {}  # a header's template makes several GEMMs at one line
-    for g in facts.cutlass:
-        if g.mainloop is None and g.epilogue is not None and (
-                g.loc.line in parts or (g.epilogue.loc is not None and g.epilogue.loc.line in parts)):
-            continue
+    def skipped(g, why: str) -> None:
         line = (g.instantiated_at or g.loc).line
-        try:
-            probe = pc.generate(g, pc.problem_of(g, text))
-        except pc.NotGenerated as exc:
-            print(f"fusionlint: {facts.path}:{line}: CUTLASS {g.api} {g.kind} `{g.name}`: no probe: {exc}",
-                  file=sys.stderr)
-            continue
-        out.mkdir(parents=True, exist_ok=True)
-        if not (out / pc.HEADER).exists():
-            import shutil
+        print(f"fusionlint: {facts.path}:{line}: CUTLASS {g.api} {g.kind} `{g.name}`: no probe: {why}", file=sys.stderr)
 
-            shutil.copy(pc.probe_header(), out / pc.HEADER)
-        path = out / f"{unique_stem(pc.probe_name(g), seen)}.cu"
-        path.write_text(probe.source, encoding="utf-8")
-        written.append(path)
-    return written
+    return write_probes(facts.cutlass, out, text, on_skip=skipped)
 
 
 def cmd_probe(args: argparse.Namespace) -> int:

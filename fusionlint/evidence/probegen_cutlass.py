@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -553,17 +554,33 @@ def probe_name(g: CutlassGemm) -> str:
     return stem
 
 
-def write_probes(gemms: list[CutlassGemm], out: Path, text: str = "") -> list[Path]:
-    """One probe per CUTLASS GEMM in ``out`` (those that cannot be written are skipped)."""
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copy(probe_header(), out / HEADER)
+def probe_targets(gemms: list[CutlassGemm]) -> list[CutlassGemm]:
+    """The GEMMs that get a probe of their own: not an epilogue collective read on its own (the
+    instantiated mode, when the mainloop's builder did not instantiate) that is also the epilogue
+    of a complete GEMM of the file: that is that GEMM's part."""
+    parts = {g.epilogue.loc.line for g in gemms
+             if g.mainloop is not None and g.epilogue is not None and g.epilogue.loc is not None}
+    return [g for g in gemms if not (g.mainloop is None and g.epilogue is not None and (
+        g.loc.line in parts or (g.epilogue.loc is not None and g.epilogue.loc.line in parts)))]
+
+
+def write_probes(gemms: list[CutlassGemm], out: Path, text: str = "",
+                 on_skip: Callable[[CutlassGemm, str], None] | None = None) -> list[Path]:
+    """One probe per CUTLASS GEMM in ``out`` (made when the first is written), from the source
+    ``text`` the GEMMs were read from (``probe_targets`` of them). A GEMM that cannot get a probe
+    is given to ``on_skip`` with the reason."""
     written = []
-    seen: dict[str, int] = {}
-    for g in gemms:
+    seen: dict[str, int] = {}  # a header's template makes several GEMMs at one line
+    for g in probe_targets(gemms):
         try:
             probe = generate(g, problem_of(g, text))
-        except NotGenerated:
+        except NotGenerated as exc:
+            if on_skip is not None:
+                on_skip(g, str(exc))
             continue
+        out.mkdir(parents=True, exist_ok=True)
+        if not (out / HEADER).exists():
+            shutil.copy(probe_header(), out / HEADER)
         path = out / f"{unique_stem(probe_name(g), seen)}.cu"
         path.write_text(probe.source, encoding="utf-8")
         written.append(path)

@@ -225,14 +225,7 @@ def _cutlass_units(facts, text: str, rules, arch: str) -> list[Unit]:
 
     units = []
     seen: dict[str, int] = {}  # probe names given (a header's template makes several GEMMs at one line)
-    # An epilogue collective read on its own (instantiated mode, when the mainloop's builder did not
-    # instantiate) that is also the epilogue of a complete GEMM in the file is that GEMM's part.
-    lines = {loc.line for x in facts.cutlass if x.mainloop is not None and x.epilogue is not None
-             for loc in (x.epilogue.loc,) if loc is not None}
-    for g in facts.cutlass:
-        if g.mainloop is None and g.epilogue is not None and (
-                g.loc.line in lines or (g.epilogue.loc is not None and g.epilogue.loc.line in lines)):
-            continue
+    for g in pc.probe_targets(facts.cutlass):
         findings = run_rules(rules, FileFacts(facts.path, cutlass=[g]), arch)
         name = f"CUTLASS {g.api} {g.kind} `{g.name}`" + (f" in {g.context}" if g.context else "")
         line = (g.instantiated_at or g.loc).line
