@@ -774,6 +774,19 @@ def test_a_header_class_templates_kernel_wrapped_in_derived_structs_is_instantia
         assert g.unknowns == []
 
 
+def test_an_adapter_of_a_kernel_a_struct_derives_from_is_that_kernels_gemm_in_the_source_mode():
+    """The same fixture without the CUTLASS headers: dispatch.cuh's helper wraps
+    `typename Config::GemmKernel` (a struct deriving, through only_sm90<>, from the GemmUniversal) in a
+    GemmUniversalAdapter. That adapter is the kernel's GEMM, read where gemm_3x holds it: four GEMMs,
+    no adapter with nothing of its own (there were two more, `GemmOp`, 'kernel not resolved')."""
+    got = gemms("header_kernel_base/main.cu")
+    assert [g.kind for g in got] == ["GemmUniversal"] * 4
+    assert sorted((("PlainEpilogue" in g.context), tuple(P(g.mainloop, "tile_shape")))
+                  for g in got) == [(False, (64, 128, 64)), (False, (128, 128, 64)), (True, (64, 128, 64)),
+                                    (True, (128, 128, 64))]
+    assert not any("not resolved" in n for g in got for n in g.notes)
+
+
 @needs_cutlass
 def test_gemms_of_a_function_template_whose_body_does_not_compile_are_read_from_a_reduced_parse():
     """FBGEMM's shape (framework_bodies/rowwise.cu): ATen is missing, so the function template's body has

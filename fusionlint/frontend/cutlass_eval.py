@@ -440,6 +440,9 @@ class Evaluator:
         if isinstance(d, ClassDecl):
             if d.body is not None and d.body.tparams is not None:
                 return Res(VType(d.body.qualname()))
+            # (a class nested in a template's instance: its members and bases are read in that env)
+            self.decls.setdefault(id(d), d)
+            self.class_envs.setdefault((id(d), env.key), env)
             return Res(VClass(d.body.qualname() if d.body else d.name, id(d), env.key))
         if isinstance(d, NamespaceDecl):
             return Res(VNamespace(d.body.qualname() if d.body else d.name))
@@ -669,6 +672,24 @@ class Evaluator:
                         return found
         finally:
             self._base_guard.discard(s.id)
+        return None
+
+    def _kernel_base(self, cls: VClass, depth: int = 0) -> VConstruct | None:
+        """The CUTLASS kernel a class of the user's derives from, directly or through other classes
+        (``struct GemmKernel : only_sm90<GemmUniversal<...>> {}``, ``only_sm90<K> : K``); None when
+        it derives from none."""
+        d = self.decls.get(cls.decl_id)
+        if depth > 4 or not isinstance(d, ClassDecl) or d.body is None or not d.body.bases:
+            return None
+        env = self.class_envs.get((cls.decl_id, cls.env_key), Env())
+        for b in d.body.bases:
+            v = self.eval_term(b, d.body, env).value
+            if isinstance(v, VConstruct) and v.key[0] in ("kernel", "gemm2x"):
+                return v
+            if isinstance(v, VClass):
+                found = self._kernel_base(v, depth + 1)
+                if found is not None:
+                    return found
         return None
 
     def _class_member(self, cls: VClass, name: str):
@@ -987,6 +1008,13 @@ class Evaluator:
         return Res(VType(q, tuple(vals)), origin)
 
     def _construct(self, kind, q, args: list[Res], arg_terms, term: TName, scope, env, origin) -> Res:
+        if kind == "adapter" and args and isinstance(args[0].value, VClass):
+            # vLLM's ``struct GemmKernel : KernelType {}`` wrapped where it is used (a helper's
+            # ``GemmUniversalAdapter<typename Config::GemmKernel>``): the kernel the class derives
+            # from is the GEMM, read where its class holds it, as the instantiated mode reads it
+            kernel = self._kernel_base(args[0].value)
+            if kernel is not None:
+                return Res(kernel, origin)
         site = origin
         key = (kind, site, env.ctx())
         if key not in self.constructs:
