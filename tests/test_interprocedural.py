@@ -269,3 +269,17 @@ def test_an_argument_left_to_its_default_has_the_default_value():
     sizes = [c["parameters"]["preference"]["MAX_WORKSPACE_BYTES"] for c in configs]
     assert [(s.get("value"), s["origin"]["line"]) for s in sizes] == [(4 * 1024 * 1024, 9), (64 * 1024, 25)]
     assert [[v["line"] for v in c["via"]] for c in configs] == [[29], [30]]
+
+
+def test_a_variable_a_lambda_captures_is_one_choice_with_the_functions_reads_of_it():
+    # PyTorch's gemm_and_bias: `[&] { return bias ? EPILOGUE_BIAS : DEFAULT; }()` and `if (bias)`.
+    # Keyed by the function a condition is read in, the lambda's `bias` and the function's were two
+    # choices, and the run with one true and the other false was two false errors (FL112, FL127).
+    path = HERE / "lambda_captured_choice.cpp"
+    assert _findings(path) == []
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    got = sorted((c["when"], c["parameters"]["matmul_desc"]["EPILOGUE"]["name"],
+                  "BIAS_POINTER" in c["parameters"]["matmul_desc"]) for c in json.loads(out))
+    assert got == [(["`bias` is false (line 12)"], "CUBLASLT_EPILOGUE_DEFAULT", False),
+                   (["`bias` is true (line 12)"], "CUBLASLT_EPILOGUE_BIAS", True)]
