@@ -107,3 +107,21 @@ def _derives_from_stand_in(decl: ci.Cursor) -> bool:
             _STAND_IN_CLASSES[key] = known
     return known
 
+
+def with_defaults(call: ci.Cursor, args: list[ci.Cursor]) -> list[ci.Cursor]:
+    """A call's argument expressions, where an argument the call leaves to its default (libclang: an
+    expression without children or text) is the default its callee's declaration writes."""
+    params: list[ci.Cursor] | None = None
+    out = []
+    for i, a in enumerate(args):
+        if a.kind == K.UNEXPOSED_EXPR and a.extent.start.file is None and not list(a.get_children()):
+            if params is None:
+                ref = call.referenced
+                params = [p for p in clangext.children(ref) if p.kind == K.PARM_DECL] if ref is not None else []
+            default = [c for c in clangext.children(params[i]) if c.kind not in NON_EXPR_CHILDREN] \
+                if i < len(params) else []
+            if default:
+                a = default[-1]
+        out.append(a)
+    return out
+

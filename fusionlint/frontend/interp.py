@@ -22,6 +22,7 @@ from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the 
     Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, merge_outcomes)
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
     NON_EXPR_CHILDREN,
+    with_defaults,
     expr_children,
     function_label,
     is_stand_in_type,
@@ -390,22 +391,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                 self._delegated(ctor, c, kids[i + 1])  # ``: Other(args)`` or ``: Base(args)``
 
     def _arguments(self, call: ci.Cursor, arg_cursors: list[ci.Cursor]) -> list[Value]:
-        """The values of a call's arguments; an argument the call leaves to its default (libclang: an
-        expression without children or text) is the default the callee's declaration writes."""
-        params: list[ci.Cursor] | None = None
-        out = []
-        for i, a in enumerate(arg_cursors):
-            if a.kind == K.UNEXPOSED_EXPR and a.extent.start.file is None and not list(a.get_children()):
-                if params is None:
-                    ref = call.referenced
-                    params = [p for p in clangext.children(ref) if p.kind == K.PARM_DECL] if ref is not None else []
-                default = [c for c in clangext.children(params[i]) if c.kind not in NON_EXPR_CHILDREN] \
-                    if i < len(params) else []
-                if default:
-                    out.append(self.eval(default[-1]))
-                    continue
-            out.append(self.eval(a))
-        return out
+        """The values of a call's arguments (one the call leaves to its default: that default)."""
+        return [self.eval(a) for a in with_defaults(call, arg_cursors)]
 
     def call(self, cursor: ci.Cursor) -> Value:
         name = cursor.spelling
