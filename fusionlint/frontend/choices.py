@@ -106,18 +106,19 @@ class ChoiceMixin:
             c, negated = strip(kids[0]), not negated
         text = written(c) or c.spelling or "?"
         fn = (self.frames[-1].function.get_usr() or self.frames[-1].function.spelling) if self.frames else ""
-        key = f"{fn}|{text}|{'|'.join(arms) if len(arms) != 2 else ''}"
+        tail = '|'.join(arms) if len(arms) != 2 else ''
+        key = f"{fn}|{text}|{tail}"
         if c.kind == K.DECL_REF_EXPR:
             v = self.eval(c)
             ref = c.referenced
             if isinstance(v, Unknown) and v.origin is not None and _PARAMETER.search(v.reason):
                 # a variable holding a root function's parameter: one choice wherever it is read
-                key = f"parameter|{v.origin.path}:{v.origin.line}:{v.origin.column}|{'|'.join(arms) if len(arms) != 2 else ''}"
+                key = f"parameter|{v.origin.path}:{v.origin.line}:{v.origin.column}|{tail}"
             elif ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL):
                 # one variable is one choice in every function that reads it: a lambda that captures
                 # it (PyTorch's ``[&] { return bias ? EPILOGUE_BIAS : ... }()`` and ``if (bias)``)
                 d = loc_of(ref)
-                key = f"variable|{d.path}:{d.line}:{d.column}|{'|'.join(arms) if len(arms) != 2 else ''}"
+                key = f"variable|{d.path}:{d.line}:{d.column}|{tail}"
         choice = self.choices.get(key) or Choice(key, text, loc_of(c), arms)
         return choice, negated
 

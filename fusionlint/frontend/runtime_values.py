@@ -57,6 +57,16 @@ def entry_input(spelled: str, fn: ci.Cursor) -> str:
     return f"`{spelled}`, input of {function_label(fn)}(), which no file of the project calls"
 
 
+def _member_path(key: Key) -> tuple[Key, list[str]]:
+    """The storage a member or element key is inside, and the members and elements down to it,
+    innermost first (``g.m[2]``: ``g``'s key and ``["[2]", "m"]``)."""
+    names = []
+    while key and key[0] in ("member", "elem"):
+        names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
+        key = key[1]
+    return key, names
+
+
 class CallerValuesMixin:
     """Values from outside the function being run (mixed into ``Interpreter``): storage inside a
     parameter of a function analysed without a caller, the object a method without a body is
@@ -75,10 +85,7 @@ class CallerValuesMixin:
     def _from_caller(self, key: Key) -> tuple[Frame, str, str] | None:
         """(frame, parameter, the storage as written) for storage inside a parameter of a function
         analysed without a caller (``g.m`` of ``const GemmArgs &g``); None for other storage."""
-        names = []
-        while key and key[0] in ("member", "elem"):
-            names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
-            key = key[1]
+        key, names = _member_path(key)
         if not names or not key or key[0] != "param":
             return None
         frame = next((f for f in self.frames if f.id == key[1]), None)
@@ -91,10 +98,7 @@ class CallerValuesMixin:
         """The storage as written (``this->Atype_``) for a member of the object the root method is
         called on, which no caller gave (its state comes from the methods that ran before: setters,
         the constructor); None for other storage."""
-        names = []
-        while key and key[0] in ("member", "elem"):
-            names.append(str(key[2]) if key[0] == "member" else f"[{key[2]}]")
-            key = key[1]
+        key, names = _member_path(key)
         if not names or not self.frames or key != self.frames[0].this_key:
             return None
         return "this" + "".join(n if n.startswith("[") else f"->{n}" if i == 0 else f".{n}"
