@@ -263,10 +263,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return run_check(check_options(args), _collect(args.paths))
 
 
-def _extract_isolated(path: Path, options, contexts: dict | None = None, includers: list | None = None):
+def _extract_isolated(path: Path, options, contexts=None, includers: list | None = None):
     """The facts of one file, extracted in a forked child: a file that crashes libclang (or runs
     past ISOLATED_TIMEOUT) raises ``ChildFailed`` with the reason instead of ending the command.
-    ``contexts``: calls of its functions from other files (the project index); ``includers``: the
+    ``contexts``: its surroundings in the project index (``IndexContext``); ``includers``: the
     project's files that include it, where its template GEMMs are instantiated."""
     from fusionlint.facts.extract import extract_file
     from fusionlint.run.workers import call_isolated

@@ -116,11 +116,11 @@ def test_the_index_is_reused_and_matches_callers_to_the_definition_by_usr(proj):
     assert (reaches["compute"], reaches["scale"]) == (["matmul_desc.COMPUTE_TYPE"], ["matmul_desc.SCALE_TYPE"])
     assert set(reaches) == {"compute", "scale", "m", "n", "k"} and "layout_A.COLS" in reaches["m"]
     contexts, key = index.contexts_for(proj / "gemm.cu")
-    assert len(contexts[run_gemm["usr"]]) == 2 and key
+    assert len(contexts.calls[run_gemm["usr"]]) == 2 and key
     # main() is called from nowhere: an entry point of the project, run once without a caller
     from fusionlint.model.call_context import OUTSIDE
     entry, key = index.contexts_for(proj / "main.cpp")
-    assert entry == {"c:@F@main#": [OUTSIDE]} and key
+    assert entry.calls == {"c:@F@main#": [OUTSIDE]} and key
 
 
 def test_a_sample_called_inside_a_lambda_of_a_test_bench_gets_the_benchs_values(tmp_path):
@@ -244,3 +244,49 @@ def test_an_includer_that_leaves_the_gemm_open_gives_way_to_one_that_binds_it(tm
     assert len(kernels) == 4
     assert sorted(Path(g["instantiated_at"]["path"]).name for g in kernels) == ["main.cu"] * 4
     assert not any("template template parameter" in u for g in kernels for u in g["unknowns"])
+
+
+def test_what_a_function_of_another_file_returns_reaches_the_gemm_through_the_index(tmp_path):
+    """fixtures/interprocedural/returns: gemm.cu's BF16 GEMM takes its compute type, its workspace size
+    and a version check from functions settings.cpp defines. The index keeps what each returns when
+    that does not depend on the caller: a constant, or run-time data (cublasLtGetVersion())."""
+    proj = tmp_path / "proj"
+    shutil.copytree(CROSS_TU.parent / "returns", proj)
+
+    def facts() -> list[dict]:
+        rc, out, err = run_cli("facts", proj / "gemm.cu")
+        assert rc == 0, err
+        return [c for c in json.loads(out) if c["kind"] == "matmul"]
+
+    alone = facts()[0]
+    assert alone["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["unknown"] == "result of default_compute() at line 12"
+    assert _check(proj) == []
+    # settings.cpp names no cuBLASLt GEMM function: it is indexed because gemm.cu calls what it defines
+    assert "2 files (2 parsed, 0 cached)" in _index(proj)
+    found = _check(proj)
+    assert [(f["code"], f["line"]) for f in found] == [("FL105", 12)], found
+    settings = str((proj / "settings.cpp").resolve())
+    assert {"path": settings, "line": 9, "column": 48,
+            "message": "CUBLAS_COMPUTE_16F comes from here (returned by default_compute())"} in found[0]["related"]
+    configs = facts()
+    assert [c["when"] for c in configs] == [["`lt_version() >= 120800` is true (line 13)"],
+                                            ["`lt_version() >= 120800` is false (line 13)"]]
+    for c in configs:
+        compute = c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]
+        assert (compute["name"], compute["via"], compute["origin"]["path"]) == (
+            "CUBLAS_COMPUTE_16F", "CUBLAS_COMPUTE_16F, returned by default_compute()", settings)
+        assert c["operands"]["workspace_size"]["value"] == 32 * 1024 * 1024
+        # a global a setter changes and a counter are state, not constants: still unknown
+        assert c["parameters"]["matmul_desc"]["SM_COUNT_TARGET"]["unknown"] == "result of mode() at line 17"
+    from fusionlint.run.project_index import forget, project_index
+    from fusionlint.store import default_dir
+
+    forget()
+    index = project_index(default_dir(), proj / "compile_commands.json")
+    summaries = {r["label"]: r["value"] for r in index._record(settings)["returns"]}
+    assert set(summaries) == {"lt_version", "default_compute", "workspace_mib"}  # not dtype_of, mode, calls
+    assert summaries["lt_version"]["runtime"] == \
+        "`cublasLtGetVersion()`, which the cuBLASLt library loaded at run time returns"
+    returns = index.contexts_for(proj / "gemm.cu")[0].returns
+    version = next(v for usr, v in returns.items() if "lt_version" in usr)
+    assert version.runtime.endswith(", returned by lt_version() (settings.cpp:4)")

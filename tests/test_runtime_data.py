@@ -50,6 +50,10 @@ def test_without_the_index_only_what_a_library_call_returned_is_run_time_data(pr
     assert a_type["unknown"] == ("this->a_type_ comes from the caller (the state of the LtWrapper object gemm() "
                                  "is called on, set by the methods that ran before)")
     assert "runtime" not in a_type and a_type["origin"]["line"] == 54
+    # a field of a struct a library call returned, handed on by reference twice (TransformerEngine's
+    # is_fp8_dtype(A.type) on the `A` bound to `*inputA`)
+    described = _configs(proj)["described_gemm"]["parameters"]["layout_A"]["TYPE"]
+    assert described["runtime"] == "`type` of what `gemm_input()` points to"
 
 
 def test_with_the_index_an_entry_points_parameters_and_what_they_decide_are_run_time_input(proj):

@@ -2,7 +2,8 @@
 """Measure fusionlint on the real-code corpus (issue 19): per file, what it extracted and what stayed unknown.
 
 For every file of ``manifest.json`` marked ``measure`` (all files with ``--all``), with its group's
-include directories and macros, it runs as users do
+include directories and macros, it runs as users do (after ``fusionlint index`` of the measured files
+and of those marked ``index``: translation units with no GEMM site whose functions the others call)
 
     python -m fusionlint.cli facts FILE                              (the configurations, as JSON)
     python -m fusionlint.cli check --output-format json FILE         (the findings)
@@ -951,8 +952,10 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="fl-measure-work-"))
     indexes: dict[str, CorpusIndex] = {}
     if not args.no_index:
-        # every measured file of the groups selected, whatever --file picked: the callers are part of the project
-        in_groups = [f for f in man["files"] if f.get("measure", True) and f["group"] in {g[0]["group"] for g in jobs}]
+        # every measured file of the groups selected, whatever --file picked: the callers are part of the
+        # project; so are the files marked index (a translation unit with no GEMM site: what it defines)
+        in_groups = [f for f in man["files"] if (f.get("measure", True) or f.get("index"))
+                     and f["group"] in {g[0]["group"] for g in jobs}]
         for mode in dict.fromkeys(m for _, m, _ in jobs):
             entries = [(os.path.relpath(args.corpus / f["repo"] / f["path"], ROOT), fl)
                        for f, m, fl in plan(man, in_groups, args.corpus, cut, [mode])]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from fusionlint.frontend.api import ApiData
     from fusionlint.frontend.parse import UnitRecord
+    from fusionlint.model.call_context import IndexContext
     from fusionlint.model.cublaslt_facts import FileFacts
 
 # What runs after the parse: imported while libclang parses (see extract_file), or up front by a
@@ -106,7 +107,7 @@ codecs.register_error("one_byte_question_mark", _one_byte_per_bad_byte)
 
 def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object] | None = None,
                  also_import: tuple[str, ...] = (), on_parse: Callable[[UnitRecord], None] | None = None,
-                 api: ApiData | None = None, contexts: dict | None = None,
+                 api: ApiData | None = None, contexts: IndexContext | None = None,
                  includers: list | None = None) -> FileFacts:
     """The file's facts. ``preload`` runs in a thread while libclang parses, and the modules named
     in ``also_import`` are imported there (``check_file`` reads the rules and imports their engine
@@ -114,7 +115,8 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
     result cache keeps: the include closure, the headers found nowhere, the arguments, the PCH) as
     soon as libclang is done, before the readers run. ``api``: the stand-in headers and API model
     to use (``frontend.api.ApiData``: ``check``'s copies from its cache), else the shipped ones.
-    ``contexts``: calls of the file's functions from other files (the project index), by USR.
+    ``contexts``: calls of the file's functions from other files, and what the functions of other
+    files it calls return (the project index).
     ``includers``: [(path, ParseOptions)] of the project's files that include this one (the project
     index): the file's template GEMMs that it leaves unbound are read where those files instantiate them."""
     text = _read_text(path)

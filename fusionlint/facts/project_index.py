@@ -10,6 +10,8 @@ to know about it, from one parse.
   ``CallContext``: the chain of calls that led there (ending with the call itself) and the
   arguments as the interpreter evaluated them at that point (a known value keeps where it was
   written, in this file).
+- ``returns``: what the functions it defines return when that does not depend on the caller
+  (``facts/return_summaries.py``): a call of one from another unit gets that value.
 - ``roots``: the functions the interpreter starts from (no function of the unit calls them), each
   with its USR and, for a template's specialization, its template's: one that no unit's ``calls``
   name is an entry point of the project, whose parameters are input from outside it.
@@ -36,6 +38,7 @@ from fusionlint.frontend.cublaslt import CublasLtHandler
 from fusionlint.frontend.interp import FUNCTION_KINDS, Interpreter, function_label, loc_of
 from fusionlint.frontend.parse import is_virtual
 from fusionlint.frontend.runtime_values import is_runtime_object
+from fusionlint.facts.return_summaries import return_summaries
 from fusionlint.model.call_context import CallContext, context_to_json
 from fusionlint.model.cublaslt_facts import CallStep
 from fusionlint.model.values import Unknown
@@ -46,7 +49,7 @@ if TYPE_CHECKING:
     from fusionlint.frontend.parse import ParsedUnit
     from fusionlint.model.cublaslt_api import ApiModel
 
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 
 K = ci.CursorKind
 
@@ -130,7 +133,8 @@ def index_unit(unit: ParsedUnit, model: ApiModel) -> dict:
         roots.append({"usr": f.get_usr(), "label": function_label(f),
                       **({"template": pattern.get_usr()} if pattern is not None and pattern.get_usr() else {})})
     return {"format": RECORD_FORMAT, "path": main_path, "functions": out_functions, "calls": calls,
-            "roots": roots, "called_templates": sorted(set(handler.external_templates))}
+            "roots": roots, "called_templates": sorted(set(handler.external_templates)),
+            "returns": return_summaries(unit, model)}
 
 
 def record_summary(record: dict) -> tuple[int, int]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 
 from fusionlint.frontend.interp import Interpreter
-from fusionlint.model.call_context import CallContext
+from fusionlint.model.call_context import IndexContext
 from fusionlint.model.cublaslt_facts import Configuration
 from fusionlint.model.values import Unknown, Value
 
@@ -52,7 +52,7 @@ def _signature(cfg: Configuration) -> str:
 
 
 def expand(configs: list[Configuration], interp: Interpreter, new_handler: Callable[[int], object],
-           contexts: Mapping[str, Sequence[CallContext]] | None = None) -> list[Configuration]:
+           contexts: IndexContext | None = None) -> list[Configuration]:
     """``configs`` (from ``interp``'s run) with each configuration that depends on runtime choices
     replaced by its alternatives. Each root function is expanded on its own, over the choices its
     own configurations differ by (at most ``MAX_CHOICES`` of them, ``MAX_RUNS`` runs), so that a
@@ -89,7 +89,7 @@ def _keys(group: list[Configuration], interp: Interpreter) -> list[str]:
 
 
 def _alternatives(root: str, keys: list[str], interp: Interpreter, new_handler: Callable[[], object],
-                  contexts: Mapping[str, Sequence[CallContext]] | None) -> list[Configuration]:
+                  contexts: IndexContext | None) -> list[Configuration]:
     """The root function run once per combination of ``keys``' arms: its configurations, each
     saying under which conditions it holds (none when it comes out the same in every run)."""
     combos = list(itertools.product(*[range(len(interp.choices[k].arms)) for k in keys]))

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import clang.cindex as ci
 
-from fusionlint.model.call_context import CallContext
+from fusionlint.model.call_context import IndexContext
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend import clangext
 from fusionlint.model.cublaslt_api import ApiModel, load_model
@@ -120,6 +119,11 @@ class CublasLtHandler:
             self._heuristic(interp, args, loc)
         elif name == "cublasLtMatmul":
             self._matmul(interp, call, args, loc)
+        spec = self.model.function(name)
+        if spec is not None and spec.returns != "cublasStatus_t" and not spec.returns.rstrip().endswith("*"):
+            # a query (cublasLtGetVersion()): what the library loaded at run time says
+            return Unknown(f"result of {name}()", loc, spec.returns,
+                           runtime=f"`{name}()`, which the cuBLASLt library loaded at run time returns")
         return Symbol(f"{name}()", "cublasStatus_t", loc)
 
     # --- object resolution -------------------------------------------------------------------
@@ -383,12 +387,12 @@ def may_call_api(unit: ParsedUnit, text: str | None = None) -> bool:
 
 
 def extract(unit: ParsedUnit, text: str | None = None, model: ApiModel | None = None,
-            contexts: Mapping[str, Sequence[CallContext]] | None = None) -> FileFacts:
+            contexts: IndexContext | None = None) -> FileFacts:
     """Run the interpreter over the main file and collect its cuBLASLt facts. ``text`` is the main
     file's content (when given, a translation unit that cannot call cuBLASLt is not walked);
-    ``model``: the API model (default: the shipped one); ``contexts``: calls of the file's
-    functions from other translation units (by function USR, from the project index), each
-    function run once per call."""
+    ``model``: the API model (default: the shipped one); ``contexts``: what the project index
+    says of the file's surroundings: the calls of its functions from other translation units (each
+    function run once per call) and what the functions of other units it calls return."""
     main_path = str(unit.path)
     model = model or load_model()
     handler = CublasLtHandler(model, main_path)

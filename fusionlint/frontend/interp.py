@@ -36,6 +36,7 @@ from fusionlint.frontend.instantiation_roots import InstantiationsMixin, has_sta
 from fusionlint.frontend.lambdas import LambdaMixin
 from fusionlint.frontend.objects import ObjectsMixin, is_smart_pointer
 from fusionlint.frontend.parse import is_virtual
+from fusionlint.frontend.sizes import sizeof_value
 from fusionlint.frontend.runtime_values import (  # noqa: F401 - entry_input is part of the API
     CallerValuesMixin,
     callee_text as _callee_text,
@@ -44,7 +45,7 @@ from fusionlint.frontend.runtime_values import (  # noqa: F401 - entry_input is 
     is_runtime_object as _is_runtime_object,
     parameter_value as _parameter_value,
 )
-from fusionlint.model.call_context import CallContext
+from fusionlint.model.call_context import CallContext, IndexContext
 from fusionlint.model.cublaslt_facts import CallStep
 from fusionlint.model.values import Address, Handle, Key, Known, Loc, Symbol, Unknown, Value, first_runtime, runtime_of, same
 
@@ -105,6 +106,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         self.taken: list[Assumption] = []
         self._skipped_instantiations: list[tuple[Loc, ci.Cursor]] = []  # explicit ones with stand-in types
         self.roots: list[ci.Cursor] = []  # the functions the last run() started from
+        # what functions of other translation units return, by USR (the project index)
+        self.returns: Mapping[str, Value] = {}
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:
@@ -122,11 +125,13 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         visit(self.tu.cursor)
         return found
 
-    def run(self, contexts: Mapping[str, Sequence[CallContext]] | None = None,
-            only: set[str] | None = None) -> None:
+    def run(self, contexts: IndexContext | None = None, only: set[str] | None = None) -> None:
         """Run every relevant function of the main file that no other one calls; a function with
-        ``contexts`` (by its USR: calls from other translation units) runs once per context, with
-        that call's argument values and its calls as the start of every call chain."""
+        ``contexts.calls`` (by its USR: calls from other translation units) runs once per context,
+        with that call's argument values and its calls as the start of every call chain. A call of
+        a function of another unit returns what ``contexts.returns`` says it does."""
+        if contexts is not None:
+            self.returns = contexts.returns
         every = self.main_functions()
         self._skipped_instantiations = []
         self.roots = []
@@ -174,13 +179,14 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                 self._run_root(target, contexts, first=(
                     CallStep("explicit instantiation", instantiation_label(target), site),))
 
-    def _run_root(self, f: ci.Cursor, contexts: Mapping[str, Sequence[CallContext]] | None,
+    def _run_root(self, f: ci.Cursor, contexts: IndexContext | None,
                   this_key: Key | None = None, first: tuple[CallStep, ...] = ()) -> None:
         """Run ``f`` once per call from another unit (its ``contexts``), else once without a caller;
         ``first``: the steps every call chain starts with after that call's own."""
         self.roots.append(f)
         begin, end = (getattr(self.handler, name, None) for name in ("begin_root_run", "end_root_run"))
-        for context in (contexts or {}).get(f.get_usr(), ()) or (None,):
+        calls: Mapping[str, Sequence[CallContext]] = contexts.calls if contexts is not None else {}
+        for context in calls.get(f.get_usr(), ()) or (None,):
             self._steps = 0
             self.taken = []
             self.context_via = [*(context.via if context is not None else ()), *first]
@@ -193,6 +199,15 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                 end(self.root_dead)
         self.context_via = []
         self.entry_root = False
+
+    def returned_by(self, f: ci.Cursor) -> Value:
+        """What ``f`` returns when run without a caller (its parameters unknown, from the caller):
+        the project index's summary of a function for the calls of other units."""
+        self._steps = 0
+        self.taken = []
+        self.context_via = []
+        self.root_dead = False
+        return self.invoke(f, [], [])
 
     # ---- relevance ----------------------------------------------------------------------
     def relevant(self, fn: ci.Cursor) -> bool:
@@ -303,7 +318,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         if decl is not None:
             return self._initial_value(decl, origin)
         return Unknown(self._unset_reason(key) or "value not set on this path", origin,
-                       runtime=self._unset_runtime(key))
+                       runtime=self._unset_runtime(key) or self._inside_runtime(key))
 
     def invalidate(self, key: Key, reason: str, origin: Loc) -> None:
         """Forget what is known about ``key`` and everything stored inside it."""
@@ -464,6 +479,10 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                         self.invalidate(key, f"passed by reference to {name}() at line {origin.line}", origin)
         if isinstance(folded, (int, float)):
             return Known(folded, origin, via=f"{name}()")
+        if ref is not None and self.returns:  # a function of another unit, summarized by the index
+            summary = self.returns.get(ref.get_usr())
+            if summary is not None:
+                return summary
         # a function of run-time data (a tensor's size(), get_dtype(tensor)) is run-time data; one of
         # the objects a caller passes is the caller's (Symbol.from_caller) as they are
         inputs = [self._receiver(callee, this_key), *args]
@@ -920,7 +939,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                                                 choices=(*keys, *getattr(cond, "choices", ())),
                                                 runtime=condition_runtime(written(kids[0]) or "?", origin.line, cond))
         if kind == K.CXX_UNARY_EXPR:
-            return self._sizeof(cursor, origin)
+            return sizeof_value(cursor, origin, self.frames)
         if kind == K.ARRAY_SUBSCRIPT_EXPR:
             key = self.lvalue_key(cursor)
             if key is not None and key in self.env:
@@ -1093,55 +1112,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                 return v if v.runtime or not (why := first_runtime((lhs, rhs))) else \
                     Unknown(v.reason, v.origin, v.ctype, v.choices, why)
         return Unknown(f"operator {op} on non-constant operands", origin, runtime=first_runtime((lhs, rhs)))
-
-    def _sizeof(self, cursor: ci.Cursor, origin: Loc) -> Value:
-        tokens = [t.spelling for t in cursor.get_tokens()]
-        word = tokens[0] if tokens else "sizeof"
-        if any(is_stand_in_type(strip(k).type) for k in clangext.children(cursor)):
-            return Unknown(f"{word} of a type whose header was found nowhere (declared only to read the file)",
-                           origin)
-        # sizeof(param) / sizeof(T) inside an inlined template: use the caller's argument type.
-        if self.frames and word == "sizeof":
-            kids = list(clangext.children(cursor))
-            for k in kids:
-                target = strip(k)
-                if target.kind == K.DECL_REF_EXPR and target.referenced is not None \
-                        and target.referenced.kind == K.PARM_DECL:
-                    pusr = target.referenced.get_usr() or target.referenced.spelling
-                    t = self.frame.arg_types.get(pusr)
-                    if t is not None and t.get_size() > 0 and target.type.get_size() <= 0:
-                        return Known(t.get_size(), origin, via=f"sizeof({t.spelling})")
-            if len(tokens) >= 3 and tokens[1] == "(" and tokens[-1] == ")":
-                inner = " ".join(tokens[2:-1])
-                size = self._template_type_size(inner)
-                if size is not None:
-                    return Known(size[0], origin, via=f"sizeof({size[1]})")
-        folded = clangext.evaluate(cursor)
-        if isinstance(folded, int):
-            return Known(folded, origin, via=" ".join(tokens) if len(tokens) < 12 else word)
-        return Unknown(f"{word} of a dependent type", origin)
-
-    def _template_type_size(self, spelling: str) -> tuple[int, str] | None:
-        """Size of a template parameter ``T`` deduced from the inlined call's arguments."""
-        for f in reversed(self.frames):
-            params = [p for p in clangext.children(f.function) if p.kind == K.PARM_DECL]
-            for p in params:
-                pusr = p.get_usr() or p.spelling
-                if pusr not in f.arg_types:
-                    continue
-                declared = p.type.spelling.replace("const ", "").replace("&", "").replace("*", "").strip()
-                if declared == spelling:
-                    t = f.arg_types[pusr]
-                    canon = t.get_canonical()
-                    if p.type.kind == ci.TypeKind.POINTER and canon.kind == ci.TypeKind.POINTER:
-                        t = canon.get_pointee()
-                    if t.get_size() > 0:
-                        return t.get_size(), t.spelling
-            if f.function.kind != K.FUNCTION_TEMPLATE and f.function.semantic_parent is not None \
-                    and f.function.semantic_parent.kind != K.CLASS_TEMPLATE:
-                break
-        return None
-
 
 def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
     """The result of a call whose ``return``s sit in branches the run could not decide: the value

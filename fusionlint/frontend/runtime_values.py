@@ -133,6 +133,13 @@ class CallerValuesMixin:
             return ""
         return entry_input(found[2], found[0].function)
 
+    def _inside_runtime(self, key: Key) -> str:
+        """A member or element not set here of storage that holds run-time data (a struct parameter
+        bound to ``*inputA``, a tensor a library call returned): that part of it; else ""."""
+        root, names = _member_path(key)
+        why = runtime_of(self.env.get(root)) if names else ""
+        return f"`{'.'.join(reversed(names)).replace('.[', '[')}` of {runtime_source(why)}" if why else ""
+
     def _member_runtime(self, key: Key | None, cursor: ci.Cursor) -> str:
         """A field not set here of an object that is run-time data (``A->rows`` of a tensor a
         library call returned, ``info()->sm_count``): that field, of that object; else ""."""

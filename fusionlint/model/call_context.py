@@ -2,11 +2,14 @@
 there and the argument values, so that the function can be evaluated once per such call.
 
 The project index (``facts/project_index.py``) records them per translation unit; the
-interpreter (``frontend/interp.py``) takes them for the functions it starts from.
+interpreter (``frontend/interp.py``) takes them for the functions it starts from. It also records
+what a unit's functions return when that does not depend on their caller (``returns``): the
+interpreter takes those for calls of functions it has no body of.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from fusionlint.model.cublaslt_facts import CallStep
 from fusionlint.model.values import Known, Loc, Unknown, Value
@@ -25,6 +28,20 @@ class CallContext:
 OUTSIDE = CallContext((), (), outside=True)
 
 
+@dataclass(frozen=True)
+class IndexContext:
+    """What the project index tells the interpreter about a file's surroundings: the calls of its
+    functions from other translation units (``calls``, by the callee's USR) and what functions
+    defined in other units return (``returns``, by their USR: a known value, or the run-time data
+    it is)."""
+
+    calls: Mapping[str, Sequence[CallContext]] = field(default_factory=dict)
+    returns: Mapping[str, Value] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.calls or self.returns)
+
+
 def loc_from_dict(d: dict) -> Loc:
     return Loc(str(d["path"]), int(d["line"]), int(d["column"]))
 
@@ -38,6 +55,8 @@ def value_to_json(v: Value) -> dict:
         return d
     reason = v.reason if isinstance(v, Unknown) else "not a compile-time value"
     d = {"unknown": reason}
+    if isinstance(v, Unknown) and v.runtime:
+        d["runtime"] = v.runtime
     origin = getattr(v, "origin", None)
     if isinstance(origin, Loc):
         d["origin"] = origin.to_dict()
@@ -48,7 +67,7 @@ def value_from_json(d: dict) -> Value:
     origin = loc_from_dict(d["origin"]) if "origin" in d else None
     if "value" in d:
         return Known(d["value"], origin, str(d.get("via", "")), str(d.get("ctype", "")))
-    return Unknown(str(d.get("unknown", "")), origin)
+    return Unknown(str(d.get("unknown", "")), origin, runtime=str(d.get("runtime", "")))
 
 
 def context_to_json(c: CallContext) -> dict:

@@ -193,7 +193,8 @@ class ConfigurationFacts(Facts):
         # a descriptor that reaches no heuristic or matmul has no layouts: rules about them do not apply
         return not (self.cfg.kind == "descriptor" and self._part(path)[0] not in ("matmul_desc", "kind", "operands"))
 
-    def _field(self, path: str):
+    def field(self, path: str):
+        """The effective field of ``path`` (``part.name``), None when there is none."""
         part, name = self._part(path)
         return self.cfg.effective.get(part, {}).get(name) if name else None
 
@@ -201,7 +202,7 @@ class ConfigurationFacts(Facts):
         part, name = self._part(path)
         if part not in self.objects or not name:
             return super().presence(path, value)
-        f = self._field(path)
+        f = self.field(path)
         if f is None:
             return False if self.blocker(part) is None else None
         if f.source == "set" and f.conditional and isinstance(f.value, Unknown):
@@ -216,7 +217,7 @@ class ConfigurationFacts(Facts):
 
     def reason(self, path: str, value: Any) -> str:
         part, name = self._part(path)
-        f = self._field(path)
+        f = self.field(path)
         if value is ABSENT or f is None:
             if part in self.objects and self.blocker(part) is not None:
                 return f"whether {path} is set is not known: {self.blocker(part)}" if name else self.blocker(part)
@@ -229,7 +230,7 @@ class ConfigurationFacts(Facts):
         return super().reason(path, value)
 
     def write(self, path: str) -> Loc | None:
-        f = self._field(path)
+        f = self.field(path)
         if f is None or f.source == "default" or f.loc is None or f.loc.path != self.cfg.path:
             return None
         return f.arg_at if f.arg_at is not None and f.arg_at.path == f.loc.path else f.loc
@@ -417,9 +418,7 @@ def _primary(about: tuple[str, ...], cond: dict, view: dict[str, Any], facts: Fa
     wrote — the rule's ``about`` facts first (those the decision turned on), then the deciding
     tests' facts from the last test back (a rule states its context first and the violation last)
     — else where the object of such a fact was made."""
-    leaves = _blame(cond, view, facts)
-    deciding = list(dict.fromkeys(p for leaf in reversed(leaves) for p in leaf))
-    order = [p for p in about if p in deciding] + [p for p in deciding if p not in about]
+    order = _deciding(about, cond, view, facts)
     for p in order:
         loc = facts.write(p)
         if loc is not None:
@@ -429,6 +428,13 @@ def _primary(about: tuple[str, ...], cond: dict, view: dict[str, Any], facts: Fa
         if loc is not None:
             return loc
     return None
+
+
+def _deciding(about: tuple[str, ...], cond: dict, view: dict[str, Any], facts: Facts) -> list[str]:
+    """The facts a holding condition turned on, most telling first (see ``_primary``)."""
+    leaves = _blame(cond, view, facts)
+    deciding = list(dict.fromkeys(p for leaf in reversed(leaves) for p in leaf))
+    return [p for p in about if p in deciding] + [p for p in deciding if p not in about]
 
 
 def render(template: str, view: dict[str, Any]) -> str:
@@ -509,7 +515,8 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
                 continue
             if judge(rule, view, ctx, cfg.site):
                 at = _where(rule, cfg, view, ctx)
-                findings.append(_finding(rule, view, at, _configuration_related(cfg, at)))
+                related = _configuration_related(cfg, at)
+                findings.append(_finding(rule, view, at, related + _value_from_elsewhere(rule, view, ctx, at, related)))
                 if cfg.alternatives > 1:
                     of_alternative[id(findings[-1])] = cfg
                 if rule.severity == "error":
@@ -631,6 +638,24 @@ def _configuration_related(cfg: Configuration, at: Loc) -> tuple[Related, ...]:
                                "matmul descriptor created here"))
     related += call_chain_related(cfg.via)
     return tuple(related)
+
+
+def _value_from_elsewhere(rule: Rule, view: dict[str, Any], ctx: ConfigurationFacts, at: Loc,
+                          related: tuple[Related, ...]) -> tuple[Related, ...]:
+    """Where the value the finding turned on was written, when that is in another file than the
+    finding and no ``related`` location is on that line (a function of another translation unit
+    returned it: the project index; a caller's argument is its "via" step already)."""
+    for p in _deciding(_about(rule), rule.when, view, ctx):
+        f = ctx.field(p)
+        v = f.value if f is not None else None
+        if isinstance(v, Known) and v.origin is not None and v.origin.path != at.path:
+            if any((r.path, r.line) == (v.origin.path, v.origin.line) for r in related):
+                return ()
+            name = f.name or str(v.value)
+            how = v.via.removeprefix(f"{name}, ") if v.via != name else ""
+            return (Related(v.origin.path, v.origin.line, v.origin.column,
+                            f"{name} comes from here" + (f" ({how})" if how else "")),)
+    return ()
 
 
 def call_chain_related(via: list[CallStep]) -> list[Related]:

@@ -36,6 +36,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 
 if TYPE_CHECKING:  # the selection, suppressions, baseline and reports are imported where they are used
     from fusionlint.frontend.api import ApiData
+    from fusionlint.model.call_context import IndexContext
     from fusionlint.rules.loader import Rule
     from fusionlint.decide.selection import Selection
 
@@ -258,7 +259,7 @@ class Checker:
         self._arch_uses.setdefault((arch, arch_from), s)
         if self.opts.verbose:
             print(f"fusionlint: note: {path}: arch {arch} (from {arch_from})", file=sys.stderr)
-        contexts, contexts_key = self._index_contexts(path, real_parent) if db_dir else ({}, "")
+        contexts, contexts_key = self._index_contexts(path, real_parent) if db_dir else (None, "")
         includers, includers_key = self._index_includers(path, real_parent, s) \
             if db_dir and path.suffix.lower() in HEADER_SUFFIXES else ([], "")
         key = content = None
@@ -299,13 +300,14 @@ class Checker:
             self._notes_said.add(note)
             print(f"fusionlint: note: {note}", file=sys.stderr)
 
-    def _index_contexts(self, path: Path, real_parent: Path) -> tuple[dict, str]:
-        """The calls from other files of the functions ``path`` defines, from the project index of its
-        compilation database (``fusionlint index``), and their digest for the cache key; nothing
+    def _index_contexts(self, path: Path, real_parent: Path) -> tuple[IndexContext | None, str]:
+        """The calls from other files of the functions ``path`` defines and what the functions of
+        other files it calls return, from the project index of its compilation database (``fusionlint
+        index``), and their digest for the cache key; nothing
         without an index (or with ``--no-index``)."""
         index = self._project_index(real_parent)
         if index is None:
-            return {}, ""
+            return None, ""
         found = index.contexts_for(path)
         self._say_stale(index)
         return found

@@ -159,7 +159,8 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
     project headers: ``_record_includes``). Files whose own
     text names cuBLASLt first (those can define a function that calls it; a CUTLASS-only file is not
     parsed for that); then the others that name one of the functions those define (a caller that
-    names no cuBLASLt function itself)."""
+    names no cuBLASLt function itself) or one of the functions of other files those call (a file
+    that may define it: what it returns)."""
     from fusionlint.prefilter import names_cublaslt
     from fusionlint.run import workers
 
@@ -226,6 +227,7 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
 
     phase(first)
     names = {fn["name"] for e in done.values() for fn in e["record"].get("functions", ())}
+    names |= _called_elsewhere(done.values())  # files that may define what those call (their returns)
     wanted_later = []
     if names and later:
         pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
@@ -248,6 +250,19 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
     stats["functions"] += len(usrs)
     stats["calls"] += sum(1 for e in done.values() for c in e["record"].get("calls", ()) if c.get("usr") in usrs)
     return done, includes
+
+
+def _called_elsewhere(entries) -> set[str]:
+    """The unqualified names of the functions of other files that the indexed files call."""
+    out = set()
+    for e in entries:
+        for call in e["record"].get("calls", ()):
+            via = call.get("context", {}).get("via") if isinstance(call, dict) else None
+            if via and isinstance(via[-1], dict):
+                name = str(via[-1].get("callee", "")).rsplit("::", 1)[-1].split("<", 1)[0]
+                if name.isidentifier():
+                    out.add(name)
+    return out
 
 
 def _record_includes(files: list[tuple[Path, list[str]]]) -> dict[str, dict]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from fusionlint.frontend.api import ApiData
     from fusionlint.frontend.parse import ParseOptions, UnitRecord
+    from fusionlint.model.call_context import IndexContext
     from fusionlint.model.cublaslt_facts import FileFacts
     from fusionlint.rules.cached import RuleSource
     from fusionlint.rules.loader import Rule
@@ -45,12 +46,12 @@ class FileResult:
 
 
 def check_file(path: Path, rules: Sequence[Rule] | RuleSource, options: ParseOptions,
-               arch: str = DEFAULT_ARCH, api: ApiData | None = None, contexts: dict | None = None,
+               arch: str = DEFAULT_ARCH, api: ApiData | None = None, contexts: IndexContext | None = None,
                includers: list | None = None) -> FileResult:
     """The file's facts and findings. ``rules`` may be a ``RuleSource`` not read yet: it is read
     while libclang parses. ``api``: the stand-in headers and API model (``check``'s copies from its
-    cache), else the shipped ones. ``contexts``: calls of the file's functions from other files (the
-    project index), by USR. ``includers``: [(path, ParseOptions)] of the project's files that include
+    cache), else the shipped ones. ``contexts``: calls of the file's functions from other files, and
+    what the functions of other files it calls return (the project index). ``includers``: [(path, ParseOptions)] of the project's files that include
     this one, in which its template GEMMs are instantiated (the project index)."""
     result = FileResult(str(path))
 

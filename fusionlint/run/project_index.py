@@ -31,7 +31,8 @@ from fusionlint.store import FORMAT, _still_valid, cache_files, digest, file_has
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from fusionlint.model.call_context import CallContext
+    from fusionlint.model.call_context import CallContext, IndexContext
+    from fusionlint.model.values import Value
 
 MANIFEST_FORMAT = 1
 
@@ -68,6 +69,7 @@ class ProjectIndex:
         self._valid: dict[str, bool] = {}
         self._calls: dict[str, list[tuple[str, dict]]] | None = None  # callee USR -> [(caller path, call)]
         self._templates: set[str] | None = None
+        self._returns: dict[str, tuple[str, dict]] | None = None
         self.stale: set[str] = set()
 
     @classmethod
@@ -102,16 +104,27 @@ class ProjectIndex:
                         self._calls.setdefault(call["usr"], []).append((path, call))
         return self._calls
 
-    def contexts_for(self, path: Path) -> tuple[dict[str, list[CallContext]], str]:
-        """The calls from other files of the functions ``path`` defines (by USR; ``[OUTSIDE]`` for a
-        function the interpreter starts from that no file calls: an entry point of the project), and
-        a digest of them for the result cache's key ("" when there are none)."""
-        from fusionlint.model.call_context import OUTSIDE, context_from_json
+    def _all_returns(self) -> dict[str, tuple[str, dict]]:
+        """callee USR -> (defining file, what it returns) over the project's records."""
+        if self._returns is None:
+            self._returns = {}
+            for path in self._files:
+                for r in (self._record(path) or {}).get("returns", ()):
+                    if isinstance(r, dict) and isinstance(r.get("usr"), str) and isinstance(r.get("value"), dict):
+                        self._returns.setdefault(r["usr"], (path, r))
+        return self._returns
+
+    def contexts_for(self, path: Path) -> tuple[IndexContext, str]:
+        """What the index says of the file's surroundings: the calls from other files of the
+        functions ``path`` defines (by USR; ``[OUTSIDE]`` for a function the interpreter starts from
+        that no file calls: an entry point of the project), what the functions of other files that
+        it calls return; and a digest of both for the result cache's key ("" when there is none)."""
+        from fusionlint.model.call_context import OUTSIDE, IndexContext, context_from_json
 
         me = str(path.resolve())
         record = self._record(me)
         if record is None:
-            return {}, ""
+            return IndexContext(), ""
         out: dict[str, list[CallContext]] = {}
         used: list[tuple[str, str, str]] = []
         calls = self._all_calls()
@@ -137,7 +150,30 @@ class ProjectIndex:
                 continue
             out[usr] = [OUTSIDE]  # an entry point: no file of the project calls it
             used.append((usr, "", "outside"))
-        return out, (digest("contexts", sorted(used)) if used else "")
+        returns = self._returns_for(me, record, used)
+        return IndexContext(out, returns), (digest("contexts", sorted(used)) if used else "")
+
+    def _returns_for(self, me: str, record: dict, used: list[tuple[str, str, str]]) -> dict[str, Value]:
+        """What the functions of other files that ``record``'s file calls return (their summaries,
+        from files unchanged since the index), each entry also put in ``used``."""
+        out: dict[str, Value] = {}
+        summaries = self._all_returns()
+        for call in record.get("calls", ()):
+            usr = call.get("usr") if isinstance(call, dict) else None
+            if usr in out or usr not in summaries:
+                continue
+            where, summary = summaries[usr]
+            if where == me:
+                continue
+            if not self._valid.get(where):
+                self.stale.add(where)
+                continue
+            try:
+                out[usr] = _returned(summary, where)
+            except (KeyError, TypeError, ValueError):
+                continue
+            used.append((usr, where, json.dumps(summary, sort_keys=True)))
+        return out
 
     def includers_of(self, path: Path) -> tuple[list[str], str]:
         """The project's files that include ``path`` (a header, directly or not: the quoted includes
@@ -185,6 +221,22 @@ def _handed_over(ctx: CallContext, params) -> CallContext:
             args.append(Unknown(f"{p.get('name', '?')}: {reason}{where}", v.origin if isinstance(v, Unknown) else None,
                                 str(p.get("type", ""))))
     return CallContext(ctx.via, tuple(args))
+
+
+def _returned(summary: dict, where: str) -> Value:
+    """A function's return summary as the value of a call of it: a known value keeps where it was
+    written there; a value that is run-time data says which function returns it, and where."""
+    from fusionlint.model.call_context import value_from_json
+    from fusionlint.model.values import Known, Unknown
+
+    value = value_from_json(summary["value"])
+    label, line = str(summary["label"]), int(summary["line"])
+    if isinstance(value, Known):  # (its origin says where)
+        return Known(value.value, value.origin, ", ".join(x for x in (value.via, f"returned by {label}()") if x),
+                     value.ctype)
+    at = f"{label}() ({Path(where).name}:{line})"
+    assert isinstance(value, Unknown)
+    return Unknown(f"result of {label}()", value.origin, value.ctype, runtime=f"{value.runtime}, returned by {at}")
 
 
 _loaded: dict[tuple[str, str], ProjectIndex | None] = {}

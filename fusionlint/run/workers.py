@@ -23,6 +23,11 @@ from pathlib import Path
 
 from fusionlint.findings import Finding, not_checked
 
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from fusionlint.model.call_context import IndexContext
+
 TICK = 0.25  # seconds between on_tick calls while waiting for workers (the progress line's clock)
 
 # Test-only hook: FUSIONLINT_TEST_WORKER_HOOK="crash:NAME,hang:NAME,raise:NAME" makes a worker abort,
@@ -39,7 +44,7 @@ class Task:
     arch: str
     cache_key: str | None = None
     content_hash: str | None = None
-    contexts: dict | None = None  # calls of the file's functions from other files (the project index), by USR
+    contexts: IndexContext | None = None  # the file's surroundings in the project index (calls, returns)
     includers: list | None = None  # [(path, ParseOptions)]: project files that include this one (the index)
 
 

@@ -1,0 +1,63 @@
+"""The interpreter's ``sizeof``: folded by libclang where the type is complete, else the size of
+the argument type a template parameter has at the inlined call."""
+from __future__ import annotations
+
+import clang.cindex as ci
+
+from fusionlint.frontend import clangext
+from fusionlint.frontend.cursors import is_stand_in_type, strip
+from fusionlint.frontend.frames import Frame
+from fusionlint.model.values import Known, Loc, Unknown, Value
+
+K = ci.CursorKind
+
+
+def sizeof_value(cursor: ci.Cursor, origin: Loc, frames: list[Frame]) -> Value:
+    """``sizeof(...)`` / ``alignof(...)``, in the calls now running (``frames``, innermost last): a
+    template parameter's size is its argument's at the inlined call."""
+    tokens = [t.spelling for t in cursor.get_tokens()]
+    word = tokens[0] if tokens else "sizeof"
+    if any(is_stand_in_type(strip(k).type) for k in clangext.children(cursor)):
+        return Unknown(f"{word} of a type whose header was found nowhere (declared only to read the file)",
+                       origin)
+    # sizeof(param) / sizeof(T) inside an inlined template: use the caller's argument type.
+    if frames and word == "sizeof":
+        kids = list(clangext.children(cursor))
+        for k in kids:
+            target = strip(k)
+            if target.kind == K.DECL_REF_EXPR and target.referenced is not None \
+                    and target.referenced.kind == K.PARM_DECL:
+                pusr = target.referenced.get_usr() or target.referenced.spelling
+                t = frames[-1].arg_types.get(pusr)
+                if t is not None and t.get_size() > 0 and target.type.get_size() <= 0:
+                    return Known(t.get_size(), origin, via=f"sizeof({t.spelling})")
+        if len(tokens) >= 3 and tokens[1] == "(" and tokens[-1] == ")":
+            inner = " ".join(tokens[2:-1])
+            size = _template_type_size(inner, frames)
+            if size is not None:
+                return Known(size[0], origin, via=f"sizeof({size[1]})")
+    folded = clangext.evaluate(cursor)
+    if isinstance(folded, int):
+        return Known(folded, origin, via=" ".join(tokens) if len(tokens) < 12 else word)
+    return Unknown(f"{word} of a dependent type", origin)
+
+def _template_type_size(spelling: str, frames: list[Frame]) -> tuple[int, str] | None:
+    """Size of a template parameter ``T`` deduced from the inlined call's arguments."""
+    for f in reversed(frames):
+        params = [p for p in clangext.children(f.function) if p.kind == K.PARM_DECL]
+        for p in params:
+            pusr = p.get_usr() or p.spelling
+            if pusr not in f.arg_types:
+                continue
+            declared = p.type.spelling.replace("const ", "").replace("&", "").replace("*", "").strip()
+            if declared == spelling:
+                t = f.arg_types[pusr]
+                canon = t.get_canonical()
+                if p.type.kind == ci.TypeKind.POINTER and canon.kind == ci.TypeKind.POINTER:
+                    t = canon.get_pointee()
+                if t.get_size() > 0:
+                    return t.get_size(), t.spelling
+        if f.function.kind != K.FUNCTION_TEMPLATE and f.function.semantic_parent is not None \
+                and f.function.semantic_parent.kind != K.CLASS_TEMPLATE:
+            break
+    return None
