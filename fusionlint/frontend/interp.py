@@ -201,13 +201,15 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         self.entry_root = False
 
     def returned_by(self, f: ci.Cursor) -> Value:
-        """What ``f`` returns when run without a caller (its parameters unknown, from the caller):
-        the project index's summary of a function for the calls of other units."""
+        """What ``f`` returns when run without a caller, every parameter unknown (from the caller,
+        also one with a default argument): the project index's summary of a function for the
+        calls of other units."""
         self._steps = 0
         self.taken = []
         self.context_via = []
         self.root_dead = False
-        return self.invoke(f, [], [])
+        params = [p for p in clangext.children(f) if p.kind == K.PARM_DECL]
+        return self.invoke(f, [], [_parameter_value(f, p) for p in params])
 
     # ---- relevance ----------------------------------------------------------------------
     def relevant(self, fn: ci.Cursor) -> bool:

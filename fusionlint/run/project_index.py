@@ -234,8 +234,9 @@ def _returned(summary: dict, where: str) -> Value:
     if isinstance(value, Known):  # (its origin says where)
         return Known(value.value, value.origin, ", ".join(x for x in (value.via, f"returned by {label}()") if x),
                      value.ctype)
+    if not isinstance(value, Unknown) or not value.runtime:
+        raise ValueError("a summary is a known value or run-time data")
     at = f"{label}() ({Path(where).name}:{line})"
-    assert isinstance(value, Unknown)
     return Unknown(f"result of {label}()", value.origin, value.ctype, runtime=f"{value.runtime}, returned by {at}")
 
 
