@@ -124,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-files", type=int, default=MAX_FILES, metavar="N",
         help=f"refuse to check more than N files (default: {MAX_FILES}; 0: no limit)")
     check_speed.add_argument("--no-index", action="store_true",
-                             help="do not use the project index (`fusionlint index`) for calls from other files")
+                             help="do not use the project index (`fusionlint index`): calls from other files, "
+                                  "what their functions return")
     _add_frontend_args(check)
 
     facts = sub.add_parser("facts", help="print the configurations extracted from files")
@@ -138,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_frontend_args(facts)
 
     index = sub.add_parser("index", help="index a project's translation units (compile_commands.json): the "
-                                         "functions that reach cuBLASLt and their calls from other files, which "
+                                         "functions that reach cuBLASLt and their calls from other files, and "
+                                         "what functions return when that does not depend on the caller, which "
                                          "check and facts then use")
     index.add_argument("paths", nargs="*", metavar="PATH",
                        help="files or directories to (re)index (default: every file of the compilation database)")
