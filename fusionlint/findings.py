@@ -88,7 +88,8 @@ BUILTIN_CODES: dict[str, tuple[str, str]] = {
                     "resolve counts as any value: the finding needs every completion to be unsupported. It "
                     "names the call and status cuBLASLt gave and the nearest supported configurations. "
                     "Reported only when no other rule already explains an error in that GEMM; without a "
-                    "table (`-v` says so) it checks nothing."),
+                    "table (`-v` says so) it checks nothing. A planar complex layout "
+                    "(CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET) is outside the swept space: not checked."),
     UNUSED_SUPPRESSION: ("unused-suppression",
                          "A `// fusionlint: ignore...` comment that suppresses no finding, an unknown code in "
                          "one, or an ignore-begin/ignore-end without its partner. Remove or fix the comment."),

@@ -36,6 +36,25 @@ _DESC_POINTERS = {"bias_pointer": "BIAS_POINTER", "aux_pointer": "EPILOGUE_AUX_P
                   "amax_d_pointer": "AMAX_D_POINTER"}
 
 
+# layout attributes that select another family of kernels, which the sweep (interleaved, one plane per
+# matrix) never measured: a planar complex layout (CUDALibrarySamples' LtPlanarComplex, CUDA_C_16F with a
+# CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET) is outside the table, whatever its types
+_UNSWEPT_LAYOUT = ("PLANE_OFFSET",)
+
+
+def outside_sweep(view: dict) -> str | None:
+    """The attribute that puts a configuration outside the measured space, None when none does."""
+    from fusionlint.rules.markers import ABSENT
+
+    for m in "ABCD":
+        layout = view.get(f"layout_{m}", {}) or {}
+        for attr in _UNSWEPT_LAYOUT:
+            v = layout.get(attr, ABSENT)
+            if v is not ABSENT and v != 0:
+                return f"layout_{m}.{attr}"
+    return None
+
+
 def _plain(v: Any) -> Any:
     """A view value as the table spells it: a name, an int; None for unknown/runtime."""
     if v is None or isinstance(v, bool):
@@ -149,6 +168,8 @@ def check_view(table: SupportTable, view: dict,
                complete: bool | Callable[[str], bool]) -> tuple[Verdict, str, str] | None:
     """(verdict, message, fix) when the table says no completion of this configuration is
     supported; None otherwise (supported, or outside the measured space)."""
+    if outside_sweep(view) is not None:
+        return None
     config = table_config(view, complete)
     outside: set[str] = set()  # values the sweep never measured: the stages sweeping them decide nothing
     cands = table.candidates(config, outside)

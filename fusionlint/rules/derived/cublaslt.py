@@ -23,6 +23,12 @@ def _odd_ones(holders: list[tuple[str, Any]]) -> list[str]:
 
 
 FP8_TYPES = {"CUDA_R_8F_E4M3", "CUDA_R_8F_E5M2"}
+# The other narrow-precision types (FP6, FP4, the UE8M0 scale type: Blackwell's block-scaled GEMMs). The
+# rules that take "not FP8" to mean the wide types' tables (C = D, no scale pointers, the compute/scale
+# pairs) were measured with wide types only: for these, whether an input or D "is FP8" is not known, so
+# those rules stay undecided (a block-scaled FP4 GEMM sets scale pointers and an FP4 D with a BF16 C, as
+# on Blackwell it must). What sm_90 does with these types is FL121's and the support table's to say.
+OTHER_NARROW_TYPES = {"CUDA_R_6F_E2M3", "CUDA_R_6F_E3M2", "CUDA_R_4F_E2M1", "CUDA_R_8F_UE8M0"}
 TRANSPOSED = {"CUBLAS_OP_T", "CUBLAS_OP_C"}
 AUX_GELU = {"CUBLASLT_EPILOGUE_GELU_AUX", "CUBLASLT_EPILOGUE_GELU_AUX_BIAS", "CUBLASLT_EPILOGUE_DGELU",
             "CUBLASLT_EPILOGUE_DGELU_BGRAD"}
@@ -52,7 +58,7 @@ def any_fp8_input(view: View) -> bool | None:
     a, b = _layout(view, "A", "TYPE"), _layout(view, "B", "TYPE")
     if a in FP8_TYPES or b in FP8_TYPES:
         return True
-    if a is None or b is None:
+    if a is None or b is None or a in OTHER_NARROW_TYPES or b in OTHER_NARROW_TYPES:
         return None
     return False
 
@@ -162,7 +168,7 @@ def c_d_same_order(view: View) -> bool | None:
 @derived("d_is_fp8", "configuration")
 def d_is_fp8(view: View) -> bool | None:
     d = _layout(view, "D", "TYPE")
-    return None if d is None else d in FP8_TYPES
+    return None if d is None or d in OTHER_NARROW_TYPES else d in FP8_TYPES
 
 
 @derived("aux_epilogue_family", "configuration")
