@@ -25,7 +25,8 @@ What is counted as a value:
   strides, workspace bytes), which in a library come from each call's tensors, and the rest
   (types, operations, epilogues, orders, whether a pointer is set), the choices rules judge.
 - CUTLASS: every template argument fusionlint reports for a GEMM (the ``params`` of its
-  mainloop, epilogue, kernel or 2.x GEMM, defaults included), once per part and argument.
+  mainloop, epilogue, kernel or 2.x GEMM, defaults included), once per part and argument. A shape
+  with an extent fusionlint did not resolve (``[None, 128, 64]``) counts as unknown.
 
 Every file is measured in source mode (no CUTLASS headers: CUTLASS GEMMs are read from the text);
 the files of the CUTLASS groups are measured a second time in instantiated mode, with the CUTLASS
@@ -217,8 +218,12 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
                     if key in seen:
                         continue
                     seen.add(key)
+                    where = f"line {loc.get('line', e.get('line'))} {part}.{name}"
                     if "unknown" in v:
-                        unknown_value("cutlass", str(v["unknown"]), f"line {loc.get('line', e.get('line'))} {part}.{name}")
+                        unknown_value("cutlass", str(v["unknown"]), where)
+                    elif _open_extent(v.get("value")):  # a shape with an extent not resolved: not resolved
+                        unknown_value("cutlass", f"an extent of `{v.get('written') or name}` is not resolved "
+                                                 "(a template parameter no instantiation binds)", where)
                     else:
                         resolved["cutlass"] += 1
             continue
@@ -269,6 +274,11 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
         "missing_headers": sorted(missing_headers),
         "headers": headers,
     }
+
+
+def _open_extent(value) -> bool:
+    """Is ``value`` a shape (a list, nested or not) with an extent that is None?"""
+    return isinstance(value, list) and any(x is None or _open_extent(x) for x in value)
 
 
 def summarize_findings(findings: list[dict]) -> dict:
