@@ -99,7 +99,8 @@ def index_unit(unit: ParsedUnit, model: ApiModel) -> dict:
     configs = handler.finish()
     # which of the file's functions reach cuBLASLt (not merely a function of another unit)
     plain = Interpreter(unit.tu, main_path, CublasLtHandler(model, main_path))
-    functions = [f for f in interp.main_functions() if f.get_usr() and plain.relevant(f)]
+    every = interp.main_functions()
+    functions = [f for f in every if f.get_usr() and plain.relevant(f)]
     reaches: dict[str, dict[str, set[str]]] = {}  # function name -> parameter -> fields
     counts: dict[str, int] = {}
     for cfg in configs:
@@ -134,7 +135,7 @@ def index_unit(unit: ParsedUnit, model: ApiModel) -> dict:
                       **({"template": pattern.get_usr()} if pattern is not None and pattern.get_usr() else {})})
     return {"format": RECORD_FORMAT, "path": main_path, "functions": out_functions, "calls": calls,
             "roots": roots, "called_templates": sorted(set(handler.external_templates)),
-            "returns": return_summaries(unit, model)}
+            "returns": return_summaries(plain, every)}
 
 
 def record_summary(record: dict) -> tuple[int, int]:

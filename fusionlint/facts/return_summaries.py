@@ -18,16 +18,9 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from fusionlint.frontend.cublaslt import CublasLtHandler
 from fusionlint.frontend.interp import Interpreter, function_label, loc_of
 from fusionlint.model.call_context import value_to_json
 from fusionlint.model.values import Known, Unknown, Value
-
-TYPE_CHECKING = False
-
-if TYPE_CHECKING:
-    from fusionlint.frontend.parse import ParsedUnit
-    from fusionlint.model.cublaslt_api import ApiModel
 
 K = ci.CursorKind
 T = ci.TypeKind
@@ -100,14 +93,14 @@ def independent(value: Value) -> bool:
     return isinstance(value, Unknown) and bool(value.runtime) and not value.choices
 
 
-def return_summaries(unit: ParsedUnit, model: ApiModel) -> list[dict]:
-    """The unit's summarizable functions whose result does not depend on the caller: each with its
-    USR, label, line and the value (``call_context.value_to_json``, with the run-time data)."""
-    main_path = str(unit.path)
-    interp = Interpreter(unit.tu, main_path, CublasLtHandler(model, main_path))
+def return_summaries(interp: Interpreter, functions: list[ci.Cursor]) -> list[dict]:
+    """Of ``functions`` (the unit's definitions, ``interp.main_functions()``), the summarizable ones
+    whose result does not depend on the caller, each run by ``interp`` (a cuBLASLt interpreter of
+    the unit): its USR, label, line and the value (``call_context.value_to_json``, with the run-time
+    data)."""
     out: list[dict] = []
     seen: set[str] = set()
-    for fn in interp.main_functions():
+    for fn in functions:
         usr = fn.get_usr()
         if usr in seen or not summarizable(fn) or reads_mutable_state(fn):
             continue

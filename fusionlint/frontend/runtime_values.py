@@ -67,6 +67,11 @@ def _member_path(key: Key) -> tuple[Key, list[str]]:
     return key, names
 
 
+def _spelled(names: list[str]) -> str:
+    """The members and elements of ``_member_path`` as written after their storage (``.m[2]``)."""
+    return "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
+
+
 class CallerValuesMixin:
     """Values from outside the function being run (mixed into ``Interpreter``): storage inside a
     parameter of a function analysed without a caller, the object a method without a body is
@@ -92,7 +97,7 @@ class CallerValuesMixin:
         if frame is None or key[2] not in frame.from_caller:
             return None
         param = frame.from_caller[key[2]]
-        return frame, param, param + "".join(n if n.startswith("[") else f".{n}" for n in reversed(names))
+        return frame, param, param + _spelled(names)
 
     def _of_this(self, key: Key) -> str | None:
         """The storage as written (``this->Atype_``) for a member of the object the root method is
@@ -138,7 +143,7 @@ class CallerValuesMixin:
         bound to ``*inputA``, a tensor a library call returned): that part of it; else ""."""
         root, names = _member_path(key)
         why = runtime_of(self.env.get(root)) if names else ""
-        return f"`{'.'.join(reversed(names)).replace('.[', '[')}` of {runtime_source(why)}" if why else ""
+        return f"`{_spelled(names).removeprefix('.')}` of {runtime_source(why)}" if why else ""
 
     def _member_runtime(self, key: Key | None, cursor: ci.Cursor) -> str:
         """A field not set here of an object that is run-time data (``A->rows`` of a tensor a
@@ -147,9 +152,6 @@ class CallerValuesMixin:
             base = expr_children(cursor)[:1]
             value = self.eval(base[0]) if base and not calls_defined_code(base[0]) else None
         else:
-            root = key
-            while root and root[0] in ("member", "elem"):
-                root = root[1]
-            value = self.env.get(root)
+            value = self.env.get(_member_path(key)[0])
         why = runtime_of(value)
         return computed_from(cursor, cursor.spelling, why) if why else ""

@@ -41,6 +41,7 @@ def sizeof_value(cursor: ci.Cursor, origin: Loc, frames: list[Frame]) -> Value:
         return Known(folded, origin, via=" ".join(tokens) if len(tokens) < 12 else word)
     return Unknown(f"{word} of a dependent type", origin)
 
+
 def _template_type_size(spelling: str, frames: list[Frame]) -> tuple[int, str] | None:
     """Size of a template parameter ``T`` deduced from the inlined call's arguments."""
     for f in reversed(frames):
