@@ -283,3 +283,25 @@ def test_a_variable_a_lambda_captures_is_one_choice_with_the_functions_reads_of_
                   "BIAS_POINTER" in c["parameters"]["matmul_desc"]) for c in json.loads(out))
     assert got == [(["`bias` is false (line 12)"], "CUBLASLT_EPILOGUE_DEFAULT", False),
                    (["`bias` is true (line 12)"], "CUBLASLT_EPILOGUE_BIAS", True)]
+
+
+def test_a_value_returned_inside_a_loop_is_known_only_when_every_iteration_gives_it():
+    rc, out, err = run_cli("facts", HERE / "loop_returns.cpp")
+    assert rc == 0, err
+    gemm = next(c for c in json.loads(out) if c["parameters"]["matmul_desc"]["SCALE_TYPE"].get("name")
+                and c["parameters"].get("preference"))
+    pref = gemm["parameters"]["preference"]
+    # TransformerEngine's alignment probe: not 256 (the first iteration's) nor 128 (the second's)
+    assert "value" not in pref["MIN_ALIGNMENT_A_BYTES"]
+    assert pref["MIN_ALIGNMENT_A_BYTES"]["unknown"] == \
+        "which iteration of the loop at line 11 returns is not known (alignment changes in it)"
+    # a constant from whichever iteration returns, and an unconditional return on the first iteration
+    assert gemm["parameters"]["matmul_desc"]["SCALE_TYPE"]["name"] == "CUDA_R_32F"
+    assert pref["MAX_WORKSPACE_BYTES"]["value"] == 16 << 20
+
+
+def test_a_for_loop_body_runs_with_the_start_value_not_the_incremented_one():
+    found = _findings(HERE / "loop_returns.cpp")
+    # computes[0] (COMPUTE_16F on FP32 data) is the first iteration's; the increment runs after the body
+    assert [(f["code"], f["line"]) for f in found] == [("FL105", 63)]
+    assert "CUBLAS_COMPUTE_16F" in found[0]["message"]

@@ -284,7 +284,7 @@ def test_what_a_function_of_another_file_returns_reaches_the_gemm_through_the_in
     forget()
     index = project_index(default_dir(), proj / "compile_commands.json")
     summaries = {r["label"]: r["value"] for r in index._record(settings)["returns"]}
-    # not dtype_of, mode, calls, tile, nor alignment_of (one iteration of its loop gave 128)
+    # not dtype_of, mode, calls, tile, nor alignment_of (which iteration of its loop returns is not known)
     assert set(summaries) == {"lt_version", "default_compute", "workspace_mib"}
     assert summaries["lt_version"]["runtime"] == \
         "`cublasLtGetVersion()`, which the cuBLASLt library loaded at run time returns"

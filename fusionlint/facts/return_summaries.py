@@ -9,9 +9,7 @@ value: what a cuBLASLt attribute or a condition takes), is not a template nor a 
 on the caller: a known value, or an unknown one that names the run-time data it is (the library
 version). Anything else is left out, and a call of it stays the unknown "result of f()" it was.
 
-A function that returns from inside a loop is left out (``returns_in_loop``): the interpreter runs
-a loop's body once, so what it returns there is one iteration's. A function that reads state the
-program may change is left out too (``reads_mutable_state``): a
+A function that reads state the program may change is left out (``reads_mutable_state``): a
 variable of static storage that is not const (a global a setter writes, a counter) has its
 initial value only when the program starts. A static local that the function only returns (the
 cached ``static size_t version = cublasLtGetVersion(); return version;``) is not such state.
@@ -29,7 +27,6 @@ T = ci.TypeKind
 
 _WRAPPERS = {K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
              K.CXX_FUNCTIONAL_CAST_EXPR}
-_LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
 _MAX_LINES = 200  # a longer function is not summarized (nor followed into)
 _MAX_DEPTH = 4  # helpers followed from a summarized function
 
@@ -89,21 +86,6 @@ def reads_mutable_state(fn: ci.Cursor, depth: int = 0, seen: set[str] | None = N
     return False
 
 
-def returns_in_loop(fn: ci.Cursor) -> bool:
-    """Does ``fn`` return from inside a loop? The interpreter runs a loop's body once, so such a
-    result is one iteration's (TransformerEngine's ``_getAlignment(address)``, which halves 256 until
-    it divides the address, came out as 128)."""
-    stack = [(c, False) for c in fn.get_children()]
-    while stack:
-        c, in_loop = stack.pop()
-        if c.kind == K.RETURN_STMT and in_loop:
-            return True
-        if c.kind == K.LAMBDA_EXPR:
-            continue  # a lambda's returns are its own
-        stack.extend((k, in_loop or c.kind in _LOOPS) for k in c.get_children())
-    return False
-
-
 def independent(value: Value) -> bool:
     """Is ``value`` the same whoever calls: known, or run-time data of the function's own?"""
     if isinstance(value, Known):
@@ -120,7 +102,7 @@ def return_summaries(interp: Interpreter, functions: list[ci.Cursor]) -> list[di
     seen: set[str] = set()
     for fn in functions:
         usr = fn.get_usr()
-        if usr in seen or not summarizable(fn) or reads_mutable_state(fn) or returns_in_loop(fn):
+        if usr in seen or not summarizable(fn) or reads_mutable_state(fn):
             continue
         seen.add(usr)
         value = interp.returned_by(fn)

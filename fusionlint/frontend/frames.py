@@ -32,6 +32,8 @@ class Frame:
     # a lambda's frame: the frame the lambda was made in, whose locals and parameters it captures
     outer: "Frame | None" = None
     extent: tuple[str, int, int] | None = None  # a lambda's (file, start, end offsets): its own declarations
+    # the loops whose body runs now, outermost first, with the branch depth their body runs at
+    loops: list[tuple[ci.Cursor, int]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext
+from fusionlint.frontend import clangext, loops
 from fusionlint.frontend.arith import BINOPS as _BINOPS, wrap_int as _wrap_int
 from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the API
     Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, merge_outcomes)
@@ -522,12 +522,16 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             self._exec_loop(stmt)
         elif kind == K.DO_STMT:
             kids = list(clangext.children(stmt))
-            if kids:
-                self.exec(kids[0])  # the body runs at least once
-            if len(kids) > 1:
-                cond = self.eval(kids[1])
-                if not (isinstance(cond, Known) and not cond.value):
-                    self._exec_conditionally([kids[0]])
+            self.frame.loops.append((stmt, self.cond_depth))  # the first run of the body is not conditional
+            try:
+                if kids:
+                    self.exec(kids[0])  # the body runs at least once
+                if len(kids) > 1:
+                    cond = self.eval(kids[1])
+                    if not (isinstance(cond, Known) and not cond.value):
+                        self._exec_conditionally([kids[0]])
+            finally:
+                self.frame.loops.pop()
         elif kind == K.SWITCH_STMT:
             self._exec_switch(stmt)
         elif kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
@@ -542,6 +546,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         elif kind == K.RETURN_STMT:
             kids = expr_children(stmt)
             value = self.eval(kids[0]) if kids else Known(0)
+            if kids and self.frame.loops and isinstance(value, Known):
+                value = self._iteration_return(kids[0], value)
             if kids and value.__class__ is Symbol:
                 self.frame.returned_key = self._copy_source(kids[0])
             if self.cond_depth == self._frame_cond_base():
@@ -620,21 +626,53 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                        runtime=condition_runtime(written(rest[0]) or "?", stmt.location.line, cond))
 
     def _exec_loop(self, stmt: ci.Cursor) -> None:
-        kids = list(clangext.children(stmt))
-        if stmt.kind == K.FOR_STMT and kids and kids[0].kind == K.DECL_STMT:
-            self.exec(kids[0])
-            kids = kids[1:]
-        body = kids[-1] if kids else None
-        heads = []
-        for k in kids[:-1]:
+        """Run a loop's body (and a ``for``'s increment after it) once, as code that may not run."""
+        if stmt.kind == K.FOR_STMT:
+            parts = loops.for_parts(stmt)
+            if parts.init is not None:
+                self.exec(parts.init)
+            heads, body = [parts.cond], [parts.body, parts.inc]
+        else:
+            kids = list(clangext.children(stmt))
+            heads, body = kids[:-1], kids[-1:]
+        conds = []
+        for k in heads:
+            if k is None:
+                continue
             if k.kind == K.VAR_DECL:
                 self.declare(k)
             elif k.kind.is_expression():
-                heads.append((k, self.eval(k)))
-        runtime = next((condition_runtime(written(k) or "?", stmt.location.line, v) for k, v in heads
+                conds.append((k, self.eval(k)))
+        runtime = next((condition_runtime(written(k) or "?", stmt.location.line, v) for k, v in conds
                         if first_runtime((v,))), "")
-        if body is not None:
-            self._exec_conditionally([body], reason=f"loop at line {stmt.location.line}", runtime=runtime)
+        body = [b for b in body if b is not None]
+        if body:
+            self.frame.loops.append((stmt, self.cond_depth + 1))
+            try:
+                self._exec_conditionally(body, reason=f"loop at line {stmt.location.line}", runtime=runtime)
+            finally:
+                self.frame.loops.pop()
+
+    def _iteration_return(self, expr: ci.Cursor, value: Known) -> Value:
+        """A value returned inside a loop's body, which runs once here: unknown when it reads a variable
+        that changes from one iteration to the next (which iteration returns is not known), unless
+        every iteration that gets there returns: then it is the first one's."""
+        frame = self.frame
+        for i, (loop, _depth) in enumerate(frame.loops):
+            name = loops.reads_any(expr, loops.varying_in(loop))
+            if name is not None and not self._first_iteration_returns(frame.loops[i:]):
+                return Unknown(f"which iteration of the loop at line {loop.location.line} returns is not known "
+                               f"({name} changes in it)", value.origin, value.ctype,
+                               runtime=next((r for r in self.cond_runtime[frame.cond_base:] if r), ""))
+        return value
+
+    def _first_iteration_returns(self, nest: list[tuple[ci.Cursor, int]]) -> bool:
+        """Is this point of the run reached on the first iteration of each loop of ``nest`` (a loop
+        and the ones inside it that run now, with the branch depth their bodies run at), whatever the
+        data: no branch between the loop's body and here, and no ``break``/``continue``/``goto`` in it?"""
+        depths = [d for _, d in nest]
+        return self.cond_depth == depths[-1] and all(b == a + 1 for a, b in zip(depths, depths[1:])) \
+            and not any(loops.jumps_in(loop) for loop, _ in nest)
 
     def _exec_conditionally(self, stmts: list[ci.Cursor], reason: str = "", runtime: str = "") -> None:
         self._branches([*stmts, None], reason or "conditional code", sequential=True, runtime=runtime)
