@@ -44,3 +44,17 @@ def test_a_reference_that_does_not_compile_leaves_no_diagnostic_of_its_own(tmp_p
     unit = parse_file(src, ParseOptions(), text=text)
     errors = [d for d in unit.diagnostics if d.severity in ("error", "fatal")]
     assert errors and all(d.line == 2 and d.column < len("template Missing id(Missing);") + 1 for d in errors)
+
+
+def test_non_type_template_arguments_are_constants_in_each_instantiation():
+    from cli_helpers import run_cli
+    import json
+
+    rc, out, err = run_cli("facts", FIXTURES / "interprocedural" / "non_type_template_arguments.cu")
+    assert rc == 0, err
+    got = sorted(([v["callee"] for v in c["via"]], c.get("when") or [], c["line"],
+                  c["parameters"]["matmul_desc"]["SCALE_TYPE"]["name"], c["parameters"]["layout_C"]["TYPE"]["name"])
+                 for c in json.loads(out))
+    # one configuration per instantiation, at the call its arguments take, no runtime condition
+    assert got == [(["int8_gemm<32, false>"], [], 20, "CUDA_R_32I", "CUDA_R_32I"),
+                   (["int8_gemm<8, false>"], [], 23, "CUDA_R_32F", "CUDA_R_8I")]

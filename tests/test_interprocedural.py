@@ -305,3 +305,27 @@ def test_a_for_loop_body_runs_with_the_start_value_not_the_incremented_one():
     # computes[0] (COMPUTE_16F on FP32 data) is the first iteration's; the increment runs after the body
     assert [(f["code"], f["line"]) for f in found] == [("FL105", 63)]
     assert "CUBLAS_COMPUTE_16F" in found[0]["message"]
+
+
+def test_whether_a_pointer_is_null_is_one_choice_and_its_null_side_sets_no_bias():
+    rc, out, err = run_cli("facts", HERE / "null_pointer_choice.cu")
+    assert rc == 0, err
+    got = [(tuple(c["when"]), c["parameters"]["matmul_desc"]["BIAS_POINTER"].get("value", "set"),
+            c["parameters"]["matmul_desc"]["EPILOGUE"]["name"]) for c in json.loads(out)]
+    # `has_bias = (bias != NULL)` and `bias != nullptr ? ...` are the choice on `bias`; on its null
+    # side the pointer set as BIAS_POINTER is null (set before the test, too)
+    assert got[:4] == [
+        (("`bias` is non-null (line 18)",), "set", "CUBLASLT_EPILOGUE_BIAS"),
+        (("`bias` is null (line 16)",), 0, "CUBLASLT_EPILOGUE_DEFAULT"),
+        (("`bias` is non-null (line 37)",), "set", "CUBLASLT_EPILOGUE_BIAS"),
+        (("`bias` is null (line 33)",), 0, "CUBLASLT_EPILOGUE_DEFAULT"),
+    ]
+
+
+def test_a_bias_pointer_without_a_bias_epilogue_is_reported_only_where_it_can_be_non_null():
+    found = [f for f in _findings(HERE / "null_pointer_choice.cu") if f["code"] == "FL127"]
+    # not in flag_from_pointer nor pointer_set_before_the_test (their DEFAULT epilogue goes with a
+    # null bias); in flag_changed_later, whose flag no longer says whether the pointer is null
+    assert len(found) == 1, found
+    assert [r["line"] for r in found[0]["related"] if r["message"].startswith("via ")] == [52]
+    assert "when `fuse` is false (line 46)" in found[0]["message"]

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext
+from fusionlint.frontend import clangext, nullness
 from fusionlint.frontend.cursors import expr_children, loc_of, strip, written
 from fusionlint.model.values import Key, Known, Loc, Unknown, Value, runtime_of, runtime_source, same
 
 K = ci.CursorKind
 _PARAMETER = re.compile(r"^\w+ is a parameter of .*its value comes from the caller$")
 _ABSENT = object()
+POINTER_ARMS = ("non-null", "null")  # the arms of a choice on whether a pointer is null
 
 
 @dataclass(frozen=True)
@@ -104,23 +105,42 @@ class ChoiceMixin:
             if not tokens or tokens[0] != "!" or len(kids) != 1:
                 break
             c, negated = strip(kids[0]), not negated
+        pointer = nullness.pointer_test(c, self._written_in) if len(arms) == 2 else None
+        if pointer is not None:  # ``bias``, ``bias != nullptr``, ``has_bias``: whether ``bias`` is null
+            c, negated, arms = pointer[0], negated != pointer[1], POINTER_ARMS
         text = written(c) or c.spelling or "?"
         fn = (self.frames[-1].function.get_usr() or self.frames[-1].function.spelling) if self.frames else ""
-        tail = '|'.join(arms) if len(arms) != 2 else ''
+        tail = '|'.join(arms) if len(arms) != 2 or pointer is not None else ''
         key = f"{fn}|{text}|{tail}"
         if c.kind == K.DECL_REF_EXPR:
-            v = self.eval(c)
-            ref = c.referenced
-            if isinstance(v, Unknown) and v.origin is not None and _PARAMETER.search(v.reason):
-                # a variable holding a root function's parameter: one choice wherever it is read
-                key = f"parameter|{v.origin.path}:{v.origin.line}:{v.origin.column}|{tail}"
-            elif ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL):
-                # one variable is one choice in every function that reads it: a lambda that captures
-                # it (PyTorch's ``[&] { return bias ? EPILOGUE_BIAS : ... }()`` and ``if (bias)``)
-                d = loc_of(ref)
-                key = f"variable|{d.path}:{d.line}:{d.column}|{tail}"
+            key = self._variable_choice_key(c.referenced, self.eval(c), tail) or key
         choice = self.choices.get(key) or Choice(key, text, loc_of(c), arms)
         return choice, negated
+
+    @staticmethod
+    def _variable_choice_key(ref: ci.Cursor | None, value: Value, tail: str = "") -> str | None:
+        """The choice key of a condition that reads one variable ``ref`` (whose value is ``value``)."""
+        if isinstance(value, Unknown) and value.origin is not None and _PARAMETER.search(value.reason):
+            # a variable holding a root function's parameter: one choice wherever it is read
+            return f"parameter|{value.origin.path}:{value.origin.line}:{value.origin.column}|{tail}"
+        if ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL):
+            # one variable is one choice in every function that reads it: a lambda that captures
+            # it (PyTorch's ``[&] { return bias ? EPILOGUE_BIAS : ... }()`` and ``if (bias)``)
+            d = loc_of(ref)
+            return f"variable|{d.path}:{d.line}:{d.column}|{tail}"
+        return None
+
+    def _null_by_decision(self, decl: ci.Cursor, value: Value) -> Value:
+        """A pointer variable's value as it is bound: null when this run is forced down the side of a
+        pointer choice where it is (the choice may be read after the pointer is used: a bias pointer
+        set before ``epilogue = bias ? … : …``)."""
+        if self.decisions and decl.type.get_canonical().kind == ci.TypeKind.POINTER:
+            key = self._variable_choice_key(decl, value, "|".join(POINTER_ARMS))
+            if key is not None and self.decisions.get(key) == 1:
+                if not any(a.choice.key == key for a in self.taken):  # the run goes that way from here
+                    self.taken.append(Assumption(Choice(key, decl.spelling, loc_of(decl), POINTER_ARMS), 1))
+                return Known(0, loc_of(decl), via=f"null here ({decl.spelling} is null)", ctype=decl.type.spelling)
+        return value
 
     def _decide(self, cond: ci.Cursor, arms: tuple[str, ...] = ("true", "false")) -> tuple[int | None, Choice]:
         """The alternative forced for this unknown condition (its index in ``arms``), or None
@@ -132,7 +152,17 @@ class ChoiceMixin:
             return None, choice
         if not any(a.choice.key == choice.key for a in self.taken):
             self.taken.append(Assumption(choice, arm))
+        if choice.arms == POINTER_ARMS and arm == 1:
+            self._is_null(cond)
         return (1 - arm if negated else arm), choice
+
+    def _is_null(self, cond: ci.Cursor) -> None:
+        """On the side of a pointer choice where the pointer is null: it is, from here on."""
+        pointer = nullness.pointer_test(cond, self._written_in)
+        key = self.lvalue_key(pointer[0]) if pointer is not None else None
+        if key is not None:
+            self.env[key] = Known(0, loc_of(pointer[0]), via=f"null here ({written(pointer[0])} is null)",
+                                  ctype=pointer[0].type.spelling)
 
     def _decide_condition(self, cond: ci.Cursor) -> tuple[int | None, tuple[str, ...]]:
         """A two-way condition's forced alternative (0: true, 1: false, None: not forced) and the

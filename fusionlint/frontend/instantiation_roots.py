@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from fusionlint.frontend import explicit_instantiations
+from fusionlint.frontend import clangext, explicit_instantiations
 from fusionlint.frontend.cursors import function_label, is_shared_stand_in_type, loc_of
 from fusionlint.model.values import Loc
 
 K = ci.CursorKind
+_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)
 
 
 class InstantiationsMixin:
@@ -56,5 +57,19 @@ def instantiation_label(fn: ci.Cursor) -> str:
     n = fn.get_num_template_arguments()
     if n <= 0:
         return function_label(fn)
-    return f"{function_label(fn)}<{', '.join(fn.get_template_argument_type(i).spelling for i in range(n))}>"
+    return f"{function_label(fn)}<{', '.join(_argument(fn, i) for i in range(n))}>"
+
+
+def _argument(fn: ci.Cursor, i: int) -> str:
+    """A specialization's ``i``-th template argument as written: a type, or an integral value."""
+    try:
+        if fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.INTEGRAL:
+            pattern = clangext.specialized_template(fn)
+            params = [c for c in pattern.get_children() if c.kind in _PARAMETERS] if pattern is not None else []
+            if i < len(params) and params[i].type.get_canonical().kind == ci.TypeKind.BOOL:
+                return "true" if fn.get_template_argument_value(i) else "false"
+            return str(fn.get_template_argument_value(i))
+    except (ValueError, AttributeError):
+        return "?"
+    return fn.get_template_argument_type(i).spelling
 

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext, loops
+from fusionlint.frontend import clangext, loops, nullness
 from fusionlint.frontend.arith import BINOPS as _BINOPS, wrap_int as _wrap_int
 from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the API
     Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, merge_outcomes)
@@ -108,6 +108,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         self.roots: list[ci.Cursor] = []  # the functions the last run() started from
         # what functions of other translation units return, by USR (the project index)
         self.returns: Mapping[str, Value] = {}
+        self._written_in = nullness.WrittenIn()  # what each function changes (pointer choices)
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:
@@ -366,6 +367,8 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
                     fn, p, entry=self.entry_root and not self.frames)
                 if not default:
                     frame.from_caller[pusr] = p.spelling
+            if pusr not in frame.aliases:
+                value = self._null_by_decision(p, value)
             frame.bindings[pusr] = value
             if pusr not in frame.aliases:
                 self.env[("param", frame.id, pusr)] = value
@@ -747,7 +750,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
             self._aggregate(key, decl.type, inner)
             self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=True))
             return
-        value = self.eval(expr)
+        value = self._null_by_decision(decl, self.eval(expr))
         self.assign(key, value, origin, name=decl.spelling, source=expr)
 
     def _construct(self, key: Key, ctor_call: ci.Cursor) -> list[Value]:
@@ -1023,6 +1026,9 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
     def _decl_ref(self, cursor: ci.Cursor, origin: Loc) -> Value:
         ref = cursor.referenced
         if ref is None:
+            kids = expr_children(cursor)
+            if len(kids) == 1 and not cursor.spelling:  # a template argument substituted in an instantiated
+                return self.eval(kids[0])               # body (``DTYPE_OUT`` in ``igemmlt<8, 1>``: 8)
             return Unknown(f"'{cursor.spelling}' did not resolve (parse error?)", origin)
         if ref.kind == K.ENUM_CONSTANT_DECL:
             return Known(ref.enum_value, origin, via=ref.spelling, ctype=ref.type.spelling)

@@ -62,17 +62,14 @@ def _header_semicolons(stmt: ci.Cursor) -> list[int]:
     return found[:2]
 
 
-def varying_in(loop: ci.Cursor) -> dict[str, str]:
-    """The variables (USR -> name) whose value may differ from one iteration of ``loop`` to the
-    next: those it assigns, increments or hands out by address or non-const reference, its range
-    variable, and the ones it declares from those."""
+def written_in(code: ci.Cursor) -> tuple[dict[str, str], list[ci.Cursor]]:
+    """The variables (USR -> name) that ``code`` may change: those it assigns, increments, or hands
+    out by non-const reference or by address (except as a pointer-to-const argument, which is read:
+    ``SetAttribute(desc, attr, &value, sizeof value)``); and the variables it declares."""
     written: dict[str, str] = {}
     decls: list[ci.Cursor] = []
-    stack = list(loop.get_children())
-    if loop.kind == K.CXX_FOR_RANGE_STMT:
-        first = next(iter(loop.get_children()), None)
-        if first is not None and first.kind == K.VAR_DECL:
-            written[_usr(first)] = first.spelling
+    read_only: set[int] = set()  # ``&x`` arguments handed to pointer-to-const parameters
+    stack = list(code.get_children())
     while stack:
         c = stack.pop()
         if c.kind == K.LAMBDA_EXPR:
@@ -82,7 +79,8 @@ def varying_in(loop: ci.Cursor) -> dict[str, str]:
         elif c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR) and \
                 clangext.binary_operator(c) in _WRITES:
             _note_target(next(iter(c.get_children()), None), written)
-        elif c.kind == K.UNARY_OPERATOR and clangext.unary_operator(c) in ("++", "--", "&"):
+        elif c.kind == K.UNARY_OPERATOR and clangext.unary_operator(c) in ("++", "--") or \
+                c.kind == K.UNARY_OPERATOR and clangext.unary_operator(c) == "&" and c.hash not in read_only:
             _note_target(next(iter(c.get_children()), None), written)
         elif c.kind == K.CALL_EXPR:
             ref = c.referenced
@@ -90,7 +88,22 @@ def varying_in(loop: ci.Cursor) -> dict[str, str]:
             for i, a in enumerate(clangext.arguments(c)):
                 if i < len(params) and _mutable_reference(params[i].type):
                     _note_target(a, written)
+                elif i < len(params) and _pointer_to_const(params[i].type):
+                    inner = _unwrapped(a)
+                    if inner.kind == K.UNARY_OPERATOR:
+                        read_only.add(inner.hash)
         stack.extend(c.get_children())
+    return written, decls
+
+
+def varying_in(loop: ci.Cursor) -> dict[str, str]:
+    """The variables (USR -> name) whose value may differ from one iteration of ``loop`` to the
+    next: those it changes (``written_in``), its range variable, and the ones it declares from those."""
+    written, decls = written_in(loop)
+    if loop.kind == K.CXX_FOR_RANGE_STMT:
+        first = next(iter(loop.get_children()), None)
+        if first is not None and first.kind == K.VAR_DECL:
+            written[_usr(first)] = first.spelling
     changed = True
     while changed:  # a variable declared in the body from one that varies varies too
         changed = False
@@ -144,6 +157,22 @@ def _mutable_reference(t: ci.Type) -> bool:
     canon = t.get_canonical()
     return canon.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE) and \
         not canon.get_pointee().is_const_qualified()
+
+
+def _pointer_to_const(t: ci.Type) -> bool:
+    canon = t.get_canonical()
+    return canon.kind == ci.TypeKind.POINTER and canon.get_pointee().is_const_qualified()
+
+
+def _unwrapped(c: ci.Cursor) -> ci.Cursor:
+    """An argument through its implicit conversions, casts and parentheses."""
+    while c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
+                     K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR):
+        kids = [k for k in c.get_children() if k.kind.is_expression()]
+        if len(kids) != 1:
+            break
+        c = kids[0]
+    return c
 
 
 def _usr(decl: ci.Cursor) -> str:
