@@ -825,3 +825,13 @@ def test_a_reduced_body_keeps_its_declarations_at_their_places():
     assert new_lines[-4:] == old_lines[-4:]
     # a body without a GEMM line, or without errors, is not reduced
     assert declarations_only(unit.tu, [str(path)], {str(path): {1}}, {str(path): text}) == {}
+
+
+def test_a_tile_of_a_template_no_code_instantiates_is_open_and_says_why():
+    name = "uninstantiated_template.cu"
+    (g,) = gemms(name)
+    tile = g.mainloop.tile_shape
+    assert tile.value == [None, None, 128] and tile.unknown is None
+    assert tile.open == "extent 0 is not known: template parameter TILE_M of int8_gemm_sm90 is not bound in this file"
+    assert tile.to_dict()["open"] == tile.open
+    assert g.mainloop.cluster_shape.open is None and "open" not in g.mainloop.cluster_shape.to_dict()

@@ -191,7 +191,10 @@ def test_count_facts_cutlass_and_unresolved_attribute_ids():
                                                 "stages": {"unknown": "chosen by the collective builder from the "
                                                                       "shared memory left"},
                                                 "element_a": {"unknown": "ElementA is a template parameter"},
-                                                "cluster_shape": {"value": [None, 1, 1], "written": "ClusterShape"}}},
+                                                "cluster_shape": {"value": [None, 1, 1], "written": "ClusterShape"},
+                                                "problem_shape": {"value": [None, 128, 64], "open": (
+                                                    "extent 0 is not known: template parameter TB_M of "
+                                                    "impl is not bound in this file")}}},
             "epilogue": None, "kernel": {"loc": loc, "params": {"tile_scheduler": {"value": "void"}}}, "gemm": None,
             "diagnostics": [], "parse_errors_nearby": []}
     lt = {"library": "cublaslt", "kind": "descriptor", "line": 5,
@@ -205,9 +208,10 @@ def test_count_facts_cutlass_and_unresolved_attribute_ids():
     f = measure.count_facts([gemm, gemm, lt])  # the same GEMM twice counts once
     assert f["cutlass"]["gemms"] == 2 and f["cutlass"]["modes"] == {"syntactic": 2}
     assert f["resolved"] == {"cublaslt": 1, "cutlass": 2}
-    assert f["unknown"] == {"cublaslt": 1, "cutlass": 3}  # a shape with an open extent is not resolved
+    assert f["unknown"] == {"cublaslt": 1, "cutlass": 4}  # a shape with an open extent is not resolved
     cats = {(x["library"], x["category"]): x["count"] for x in f["reasons"]}
-    assert cats == {("cutlass", "chosen by the CUTLASS builder"): 1, ("cutlass", "template / dependent type"): 1,
+    # an open extent is counted by the reason its facts give (``open``), else as its own category
+    assert cats == {("cutlass", "chosen by the CUTLASS builder"): 1, ("cutlass", "template / dependent type"): 2,
                     ("cutlass", "shape extent not resolved"): 1,
                     ("cublaslt", "attribute id unknown"): 1}
     assert f["cublaslt"]["descriptor"] == 1

@@ -90,7 +90,7 @@ def gemm_sites(text: str) -> dict[str, int]:
 
 CATEGORIES = (  # (category, pattern); the first that matches
     ("attribute id unknown", re.compile(r"^attribute id: ")),
-    # a shape whose facts give no reason for the extent left open (a decltype, an unbound template parameter)
+    # a shape whose facts give no reason for the extent left open (they do since the facts' ``open``)
     ("shape extent not resolved", re.compile(r"^an extent of `")),
     ("caller parameter", re.compile(r"is a parameter of .*its value comes from the caller|^parameter \w+")),
     ("object member (set elsewhere)", re.compile(r"^member \w+ not set|^this$")),
@@ -224,7 +224,8 @@ def count_facts(entries: list[dict], entry_points: frozenset[str] = frozenset())
                     if "unknown" in v:
                         unknown_value("cutlass", str(v["unknown"]), where)
                     elif _open_extent(v.get("value")):  # a shape with an extent not resolved: not resolved
-                        unknown_value("cutlass", f"an extent of `{v.get('written') or name}` is not resolved", where)
+                        unknown_value("cutlass", f"{name} {v['open']}" if v.get("open") else
+                                      f"an extent of `{v.get('written') or name}` is not resolved", where)
                     else:
                         resolved["cutlass"] += 1
             continue

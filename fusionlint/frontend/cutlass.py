@@ -32,7 +32,7 @@ from fusionlint.frontend.cutlass_eval import (
     ArgRes, Construct, Evaluator, Res, VClass, VConstruct, VInt, VIntC, VTuple, VType, VUnknown, as_int,
     nested_constructs, render,
 )
-from fusionlint.frontend.cutlass_eval import shape_list as _shape_list
+from fusionlint.frontend.cutlass_eval import open_extent, shape_list as _shape_list
 from fusionlint.frontend.cutlass_includes import LINE_STRIDE, ProjectHeaders, relocate, search_dirs
 from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
 from fusionlint.frontend.cutlass_storage import fill_builder_stages
@@ -361,7 +361,7 @@ def _set_value(p: Param, v, kind: str, operand: str = "") -> None:
         return
     if kind == "shape" or kind == "problem_shape":
         if isinstance(v, VTuple):
-            p.value = _shape_list(v)
+            p.value, p.open = _shape_list(v), open_extent(v)
         elif kind == "problem_shape" and isinstance(v, VType):  # GroupProblemShape<Shape<int,int,int>>
             p.value, p.args = v.name, [_plain(a) for a in v.args]
         else:

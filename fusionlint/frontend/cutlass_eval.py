@@ -1092,6 +1092,16 @@ def parse_type_string(text: str, evaluator: Evaluator) -> Res:
         evaluator.plain_types = False
 
 
+def open_extent(v: VTuple) -> str | None:
+    """Why the first extent of a tuple value that is not known is not (None when all are known)."""
+    for i, it in enumerate(v.items):
+        if isinstance(it, VUnknown):
+            return f"extent {i} is not known: {it.reason}"
+        if isinstance(it, VTuple) and (inner := open_extent(it)) is not None:
+            return inner
+    return None
+
+
 def shape_list(v: VTuple) -> list:
     """A tuple value as a nested list: integers, type names, None for what is unknown."""
     out = []

@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext, loops, nullness
+from fusionlint.frontend import clangext, nullness
 from fusionlint.frontend.arith import BINOPS as _BINOPS, wrap_int as _wrap_int
 from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the API
     Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, merge_outcomes)
@@ -34,6 +34,7 @@ from fusionlint.frontend.dead_ends import is_check_macro, never_returns
 from fusionlint.frontend.frames import Closure, Frame
 from fusionlint.frontend.instantiation_roots import InstantiationsMixin, has_stand_in_arguments, instantiation_label
 from fusionlint.frontend.lambdas import LambdaMixin
+from fusionlint.frontend.loop_runs import LoopsMixin
 from fusionlint.frontend.objects import ObjectsMixin, is_smart_pointer
 from fusionlint.frontend.parse import is_virtual
 from fusionlint.frontend.sizes import sizeof_value
@@ -69,7 +70,7 @@ class ApiHandler(Protocol):
     def escaped(self, obj: int, function: str, origin: Loc) -> None: ...
 
 
-class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, CallerValuesMixin):
+class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, CallerValuesMixin):
     def __init__(self, tu: ci.TranslationUnit, main_path: str, handler: ApiHandler):
         self.tu = tu
         self.main_path = main_path
@@ -524,17 +525,7 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         elif kind in (K.FOR_STMT, K.WHILE_STMT, K.CXX_FOR_RANGE_STMT):
             self._exec_loop(stmt)
         elif kind == K.DO_STMT:
-            kids = list(clangext.children(stmt))
-            self.frame.loops.append((stmt, self.cond_depth))  # the first run of the body is not conditional
-            try:
-                if kids:
-                    self.exec(kids[0])  # the body runs at least once
-                if len(kids) > 1:
-                    cond = self.eval(kids[1])
-                    if not (isinstance(cond, Known) and not cond.value):
-                        self._exec_conditionally([kids[0]])
-            finally:
-                self.frame.loops.pop()
+            self._exec_do(stmt)
         elif kind == K.SWITCH_STMT:
             self._exec_switch(stmt)
         elif kind in (K.CASE_STMT, K.DEFAULT_STMT, K.LABEL_STMT):
@@ -627,55 +618,6 @@ class Interpreter(ChoiceMixin, LambdaMixin, ObjectsMixin, InstantiationsMixin, C
         self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}",
                        choices=(*keys, *getattr(cond, "choices", ())),
                        runtime=condition_runtime(written(rest[0]) or "?", stmt.location.line, cond))
-
-    def _exec_loop(self, stmt: ci.Cursor) -> None:
-        """Run a loop's body (and a ``for``'s increment after it) once, as code that may not run."""
-        if stmt.kind == K.FOR_STMT:
-            parts = loops.for_parts(stmt)
-            if parts.init is not None:
-                self.exec(parts.init)
-            heads, body = [parts.cond], [parts.body, parts.inc]
-        else:
-            kids = list(clangext.children(stmt))
-            heads, body = kids[:-1], kids[-1:]
-        conds = []
-        for k in heads:
-            if k is None:
-                continue
-            if k.kind == K.VAR_DECL:
-                self.declare(k)
-            elif k.kind.is_expression():
-                conds.append((k, self.eval(k)))
-        runtime = next((condition_runtime(written(k) or "?", stmt.location.line, v) for k, v in conds
-                        if first_runtime((v,))), "")
-        body = [b for b in body if b is not None]
-        if body:
-            self.frame.loops.append((stmt, self.cond_depth + 1))
-            try:
-                self._exec_conditionally(body, reason=f"loop at line {stmt.location.line}", runtime=runtime)
-            finally:
-                self.frame.loops.pop()
-
-    def _iteration_return(self, expr: ci.Cursor, value: Known) -> Value:
-        """A value returned inside a loop's body, which runs once here: unknown when it reads a variable
-        that changes from one iteration to the next (which iteration returns is not known), unless
-        every iteration that gets there returns: then it is the first one's."""
-        frame = self.frame
-        for i, (loop, _depth) in enumerate(frame.loops):
-            name = loops.reads_any(expr, loops.varying_in(loop))
-            if name is not None and not self._first_iteration_returns(frame.loops[i:]):
-                return Unknown(f"which iteration of the loop at line {loop.location.line} returns is not known "
-                               f"({name} changes in it)", value.origin, value.ctype,
-                               runtime=next((r for r in self.cond_runtime[frame.cond_base:] if r), ""))
-        return value
-
-    def _first_iteration_returns(self, nest: list[tuple[ci.Cursor, int]]) -> bool:
-        """Is this point of the run reached on the first iteration of each loop of ``nest`` (a loop
-        and the ones inside it that run now, with the branch depth their bodies run at), whatever the
-        data: no branch between the loop's body and here, and no ``break``/``continue``/``goto`` in it?"""
-        depths = [d for _, d in nest]
-        return self.cond_depth == depths[-1] and all(b == a + 1 for a, b in zip(depths, depths[1:])) \
-            and not any(loops.jumps_in(loop) for loop, _ in nest)
 
     def _exec_conditionally(self, stmts: list[ci.Cursor], reason: str = "", runtime: str = "") -> None:
         self._branches([*stmts, None], reason or "conditional code", sequential=True, runtime=runtime)

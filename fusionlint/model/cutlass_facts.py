@@ -39,6 +39,7 @@ class Param:
     default: bool = False  # the template's default argument was used
     args: list | None = None  # template arguments of a templated type value (fusion op, functor)
     bits: int | None = None  # for element types: sizeof_bits
+    open: str | None = None  # a shape with an extent not known (None in ``value``): why
 
     @property
     def known(self) -> bool:
@@ -50,6 +51,8 @@ class Param:
             d["args"] = self.args
         if self.bits is not None:
             d["bits"] = self.bits
+        if self.open is not None and self.unknown is None:
+            d["open"] = self.open
         if self.written:
             d["written"] = self.written
         if self.default:
