@@ -23,7 +23,8 @@ With network access, a plain ``python bench/real_code/fetch.py`` downloads every
 - Mirrors (``source: git`` in the manifest): a snapshot of each repository as a git directory,
   ``/work/.mirror/OWNER+REPO/repo`` (the sandbox's repository-snapshot tool makes them, one call
   per repository: NVIDIA/cutlass, NVIDIA/TransformerEngine, NVIDIA/FasterTransformer,
-  NVIDIA/CUDALibrarySamples, NVIDIA/apex, pytorch/FBGEMM, manospavlidakis/PyTorch_static_cuda_libs).
+  NVIDIA/CUDALibrarySamples, NVIDIA/apex, pytorch/FBGEMM, manospavlidakis/PyTorch_static_cuda_libs;
+  the held-out groups: karpathy/llm.c, bitsandbytes-foundation/bitsandbytes, flashinfer-ai/flashinfer).
   Every pinned commit must be in the snapshot's history (``git --git-dir ... cat-file -e COMMIT``);
   when one is not, pin the commit the snapshot has and update ``sha256``/``bytes``.
 - Files that cannot be mirrored (``source: index``: pytorch/pytorch and vllm-project/vllm are too
@@ -32,7 +33,8 @@ With network access, a plain ``python bench/real_code/fetch.py`` downloads every
   ``PAGES/OWNER/REPO/PATH.page{i:03d}`` and pass ``--from-pages PAGES``; the concatenation must
   hash to the manifest's sha256 (every page but the last is 16,000 characters: a quick check that
   none was cut). Done that way for the baseline of RESULTS.md: CUDABlas.cpp in 7 pages, the two
-  vLLM headers in one each.
+  vLLM headers in one each. The held-out TVM and onnxruntime files (``heldout-tvm``,
+  ``heldout-onnxruntime``) were read whole the same way and passed with ``--from-dir``.
 
     python bench/real_code/fetch.py                       # download what is missing
     python bench/real_code/fetch.py --mirror /work/.mirror --from-pages /tmp/pages --offline

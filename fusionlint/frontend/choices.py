@@ -114,7 +114,10 @@ class ChoiceMixin:
         key = f"{fn}|{text}|{tail}"
         if c.kind == K.DECL_REF_EXPR:
             key = self._variable_choice_key(c.referenced, self.eval(c), tail) or key
-        choice = self.choices.get(key) or Choice(key, text, loc_of(c), arms)
+        # a pointer's choice is told at the pointer's declaration: its null side may be taken where the
+        # pointer is bound, before any test of it (``_null_by_decision``)
+        where = loc_of(c.referenced) if pointer is not None and c.referenced is not None else loc_of(c)
+        choice = self.choices.get(key) or Choice(key, text, where, arms)
         return choice, negated
 
     @staticmethod
