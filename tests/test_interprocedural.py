@@ -281,9 +281,9 @@ def test_a_variable_a_lambda_captures_is_one_choice_with_the_functions_reads_of_
     assert rc == 0, err
     got = sorted((c["when"], c["parameters"]["matmul_desc"]["EPILOGUE"]["name"],
                   "BIAS_POINTER" in c["parameters"]["matmul_desc"]) for c in json.loads(out))
-    # a pointer's test: its sides are "non-null" and "null", told at the pointer's declaration
-    assert got == [(["`bias` is non-null (line 7)"], "CUBLASLT_EPILOGUE_BIAS", True),
-                   (["`bias` is null (line 7)"], "CUBLASLT_EPILOGUE_DEFAULT", False)]
+    # a pointer's test: its sides are "non-null" and "null"
+    assert got == [(["`bias` is non-null (line 12)"], "CUBLASLT_EPILOGUE_BIAS", True),
+                   (["`bias` is null (line 12)"], "CUBLASLT_EPILOGUE_DEFAULT", False)]
 
 
 def test_a_value_returned_inside_a_loop_is_known_only_when_every_iteration_gives_it():
@@ -316,10 +316,10 @@ def test_whether_a_pointer_is_null_is_one_choice_and_its_null_side_sets_no_bias(
     # `has_bias = (bias != NULL)` and `bias != nullptr ? ...` are the choice on `bias`; on its null
     # side the pointer set as BIAS_POINTER is null (set before the test, too)
     assert got[:4] == [
-        (("`bias` is non-null (line 16)",), "set", "CUBLASLT_EPILOGUE_BIAS"),
-        (("`bias` is null (line 16)",), 0, "CUBLASLT_EPILOGUE_DEFAULT"),
-        (("`bias` is non-null (line 33)",), "set", "CUBLASLT_EPILOGUE_BIAS"),
-        (("`bias` is null (line 33)",), 0, "CUBLASLT_EPILOGUE_DEFAULT"),
+        (("`bias` is non-null (line 20)",), "set", "CUBLASLT_EPILOGUE_BIAS"),
+        (("`bias` is null (line 20)",), 0, "CUBLASLT_EPILOGUE_DEFAULT"),
+        (("`bias` is non-null (line 37)",), "set", "CUBLASLT_EPILOGUE_BIAS"),
+        (("`bias` is null (line 37)",), 0, "CUBLASLT_EPILOGUE_DEFAULT"),
     ]
 
 

@@ -99,6 +99,7 @@ def _alternatives(root: str, keys: list[str], interp: Interpreter, new_handler: 
         handler = new_handler()
         run = Interpreter(interp.tu, interp.main_path, handler)  # type: ignore[arg-type]
         run.decisions = dict(zip(keys, combo))
+        run.forced = {k: interp.choices[k] for k in keys}
         run.run(contexts, only={root})
         for cfg in handler.finish():  # type: ignore[attr-defined]
             sig = _signature(cfg)

@@ -105,6 +105,7 @@ class ChoiceMixin:
             if not tokens or tokens[0] != "!" or len(kids) != 1:
                 break
             c, negated = strip(kids[0]), not negated
+        tested = c  # where the condition is written, for messages (and the order of choices)
         pointer = nullness.pointer_test(c, self._written_in) if len(arms) == 2 else None
         if pointer is not None:  # ``bias``, ``bias != nullptr``, ``has_bias``: whether ``bias`` is null
             c, negated, arms = pointer[0], negated != pointer[1], POINTER_ARMS
@@ -114,10 +115,7 @@ class ChoiceMixin:
         key = f"{fn}|{text}|{tail}"
         if c.kind == K.DECL_REF_EXPR:
             key = self._variable_choice_key(c.referenced, self.eval(c), tail) or key
-        # a pointer's choice is told at the pointer's declaration: its null side may be taken where the
-        # pointer is bound, before any test of it (``_null_by_decision``)
-        where = loc_of(c.referenced) if pointer is not None and c.referenced is not None else loc_of(c)
-        choice = self.choices.get(key) or Choice(key, text, where, arms)
+        choice = self.choices.get(key) or Choice(key, text, loc_of(tested), arms)
         return choice, negated
 
     @staticmethod
@@ -141,7 +139,8 @@ class ChoiceMixin:
             key = self._variable_choice_key(decl, value, "|".join(POINTER_ARMS))
             if key is not None and self.decisions.get(key) == 1:
                 if not any(a.choice.key == key for a in self.taken):  # the run goes that way from here
-                    self.taken.append(Assumption(Choice(key, decl.spelling, loc_of(decl), POINTER_ARMS), 1))
+                    choice = self.forced.get(key) or Choice(key, decl.spelling, loc_of(decl), POINTER_ARMS)
+                    self.taken.append(Assumption(choice, 1))
                 return Known(0, loc_of(decl), via=f"null here ({decl.spelling} is null)", ctype=decl.type.spelling)
         return value
 

@@ -103,6 +103,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         # runtime choices: ``decisions`` (key -> alternative) forces them; the others met are in
         # ``choices``; ``taken`` lists the forced ones this root function's run went through
         self.decisions: dict[str, int] = {}
+        self.forced: dict[str, Choice] = {}  # the choices ``decisions`` forces, as the unforced run met them
         self.choices: dict[str, Choice] = {}
         self.taken: list[Assumption] = []
         self._skipped_instantiations: list[tuple[Loc, ci.Cursor]] = []  # explicit ones with stand-in types
