@@ -155,3 +155,10 @@ def test_names_of_a_namespace_the_file_opens_later_are_declared() -> None:
     assert size["origin"]["line"] == 9
     # the file's own namespace at::cuda::blas stays a namespace: find_algo is read in it
     assert cfg["function"] == "find_algo" and cfg["kind"] == "heuristic"
+
+
+def test_a_helper_whose_case_labels_the_parser_dropped_says_so_in_the_facts() -> None:
+    (cfg,) = _facts(PARTIAL / "enum_of_missing_header.cu")
+    why = "no return value from to_cuda() (the parser dropped code of it: case value is not a constant expression at line 9)"
+    assert cfg["parameters"]["matmul_desc"]["SCALE_TYPE"]["unknown"] == why
+    assert cfg["parameters"]["layout_A"]["TYPE"]["unknown"] == why

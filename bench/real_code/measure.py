@@ -98,12 +98,13 @@ CATEGORIES = (  # (category, pattern); the first that matches
     ("decltype (compiler only)", re.compile(r"decltype\(")),
     ("CUTLASS headers needed", re.compile(r"only known with the CUTLASS headers", re.I)),
     ("chosen by the CUTLASS builder", re.compile(r"chosen by the collective builder|chosen by the builder", re.I)),
-    ("opaque call result", re.compile(r"^result of .*\(\)|no return value from|call depth limit")),
+    ("opaque call result", re.compile(r"^result of .*\(\)|no return value from (?!.*the parser dropped)|call depth limit")),
     ("branch / condition", re.compile(r"set differently on paths|depends on the condition|set conditionally")),
     ("not visible (other TU, undeclared)", re.compile(
         r"not declared in this file|has no known value here|declared without a value|has no initializer|extern",
         re.I)),
-    ("parse failure", re.compile(r"parse error|did not resolve|not evaluated|malformed|not typed by the parser", re.I)),
+    ("parse failure", re.compile(r"parse error|did not resolve|not evaluated|malformed|not typed by the parser|"
+                                 r"the parser dropped", re.I)),
     ("other expression (array element, dereference, operator)", re.compile(
         r"dereference|array element|non-constant|of non-constants|unanalysed|not the address|"
         r"initializer list|operator|is runtime data", re.I)),

@@ -397,7 +397,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 self.root_dead = True
         if frame.branch_returns:
             return _merged_returns(fn, frame)
-        return frame.returned if frame.returned is not None else Unknown(f"no return value from {fn.spelling}()")
+        if frame.returned is not None:
+            return frame.returned
+        return Unknown(f"no return value from {fn.spelling}(){_parse_errors_in(fn)}")
 
     def _member_initializers(self, ctor: ci.Cursor) -> None:
         """``Ctor(...) : field_(expr)`` — a MEMBER_REF followed by its initializer expression."""
@@ -1101,6 +1103,19 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 return v if v.runtime or not (why := first_runtime((lhs, rhs))) else \
                     Unknown(v.reason, v.origin, v.ctype, v.choices, why)
         return Unknown(f"operator {op} on non-constant operands", origin, runtime=first_runtime((lhs, rhs)))
+
+def _parse_errors_in(fn: ci.Cursor) -> str:
+    """`` (…)`` naming the first parse error inside ``fn``'s body (code the parser dropped, where a
+    header was not found: onnxruntime's ``case ONNX_NAMESPACE::TensorProto_DataType_FLOAT:``), or ""."""
+    ext = fn.extent
+    path = ext.start.file.name if ext.start.file else None
+    for d in fn.translation_unit.diagnostics:
+        loc = d.location
+        if d.severity >= ci.Diagnostic.Error and loc.file is not None and loc.file.name == path \
+                and ext.start.line <= loc.line <= ext.end.line:
+            return f" (the parser dropped code of it: {d.spelling} at line {loc.line})"
+    return ""
+
 
 def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
     """The result of a call whose ``return``s sit in branches the run could not decide: the value
