@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext, nullness
+from fusionlint.frontend import clangext, loops, nullness
 from fusionlint.frontend.cursors import expr_children, loc_of, strip, written
 from fusionlint.model.values import Key, Known, Loc, Unknown, Value, runtime_of, runtime_source, same
 
@@ -137,7 +137,9 @@ class ChoiceMixin:
         set before ``epilogue = bias ? … : …``)."""
         if self.decisions and decl.type.get_canonical().kind == ci.TypeKind.POINTER:
             key = self._variable_choice_key(decl, value, "|".join(POINTER_ARMS))
-            if key is not None and self.decisions.get(key) == 1:
+            fn = decl.semantic_parent
+            if key is not None and self.decisions.get(key) == 1 and fn is not None \
+                    and loops.variable_id(decl) not in self._written_in(fn):  # the same pointer until its test
                 if not any(a.choice.key == key for a in self.taken):  # the run goes that way from here
                     choice = self.forced.get(key) or Choice(key, decl.spelling, loc_of(decl), POINTER_ARMS)
                     self.taken.append(Assumption(choice, 1))

@@ -103,12 +103,12 @@ def varying_in(loop: ci.Cursor) -> dict[str, str]:
     if loop.kind == K.CXX_FOR_RANGE_STMT:
         first = next(iter(loop.get_children()), None)
         if first is not None and first.kind == K.VAR_DECL:
-            written[_usr(first)] = first.spelling
+            written[variable_id(first)] = first.spelling
     changed = True
     while changed:  # a variable declared in the body from one that varies varies too
         changed = False
         for d in decls:
-            u = _usr(d)
+            u = variable_id(d)
             if u not in written and reads_any(d, written):
                 written[u] = d.spelling
                 changed = True
@@ -133,7 +133,7 @@ def reads_any(expr: ci.Cursor, names: dict[str, str]) -> str | None:
     while stack:
         c = stack.pop()
         if c.kind == K.DECL_REF_EXPR and c.referenced is not None:
-            u = _usr(c.referenced)
+            u = variable_id(c.referenced)
             if u in names:
                 return names[u]
         if c.kind != K.LAMBDA_EXPR:
@@ -150,7 +150,7 @@ def _note_target(target: ci.Cursor | None, written: dict[str, str]) -> None:
         else:
             return
     if target is not None and target.referenced is not None and target.referenced.kind in (K.VAR_DECL, K.PARM_DECL):
-        written[_usr(target.referenced)] = target.referenced.spelling
+        written[variable_id(target.referenced)] = target.referenced.spelling
 
 
 def _mutable_reference(t: ci.Type) -> bool:
@@ -175,5 +175,6 @@ def _unwrapped(c: ci.Cursor) -> ci.Cursor:
     return c
 
 
-def _usr(decl: ci.Cursor) -> str:
+def variable_id(decl: ci.Cursor) -> str:
+    """The key of a variable in what ``written_in`` and ``varying_in`` return."""
     return decl.get_usr() or f"{decl.spelling}@{decl.extent.start.offset}"

@@ -44,7 +44,7 @@ def pointer_test(cond: ci.Cursor, written: "WrittenIn") -> tuple[ci.Cursor, bool
     if inner is None:
         return None
     changed = written(fn)
-    if any(_usr(d) in changed for d in (flag, inner[0].referenced)):
+    if any(loops.variable_id(d) in changed for d in (flag, inner[0].referenced)):
         return None
     return inner[0], negated != inner[1]
 
@@ -85,7 +85,3 @@ def _pointer_variable(c: ci.Cursor) -> bool:
     ref = c.referenced if c.kind == K.DECL_REF_EXPR else None
     return ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL) and \
         ref.type.get_canonical().kind == ci.TypeKind.POINTER
-
-
-def _usr(decl: ci.Cursor) -> str:
-    return decl.get_usr() or f"{decl.spelling}@{decl.extent.start.offset}"
