@@ -15,6 +15,7 @@ from fusionlint.frontend.cursors import expr_children, strip
 
 K = ci.CursorKind
 _NULLS = (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR)
+_CASTS = (K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR)
 
 
 def pointer_test(cond: ci.Cursor, written: "WrittenIn") -> tuple[ci.Cursor, bool] | None:
@@ -37,6 +38,8 @@ def pointer_test(cond: ci.Cursor, written: "WrittenIn") -> tuple[ci.Cursor, bool
     if flag.kind != K.VAR_DECL or flag.type.get_canonical().kind == ci.TypeKind.POINTER:
         return None
     init = [k for k in flag.get_children() if k.kind.is_expression()]
+    if len(init) == 1 and init[0].kind == K.INIT_LIST_EXPR:  # ``const bool has{bias != nullptr};``
+        init = expr_children(init[0])
     fn = flag.semantic_parent
     if len(init) != 1 or fn is None or fn.kind not in (K.FUNCTION_DECL, K.CXX_METHOD, K.FUNCTION_TEMPLATE):
         return None
@@ -73,12 +76,14 @@ def _without_not(cond: ci.Cursor) -> tuple[ci.Cursor, bool]:
 
 
 def _is_null(c: ci.Cursor) -> bool:
+    """``nullptr``, ``NULL`` (``__null``, or ``((void*)0)`` where a C header defines it) or ``0``."""
     s = strip(c)
-    if s.kind in _NULLS:
-        return True
-    if s.kind == K.INTEGER_LITERAL or c.kind == K.CSTYLE_CAST_EXPR:  # 0, NULL as ((void*)0)
-        return clangext.evaluate(c) == 0
-    return False
+    while s.kind in _CASTS:
+        kids = expr_children(s)
+        if len(kids) != 1:
+            return False
+        s = strip(kids[0])
+    return s.kind in _NULLS or (s.kind == K.INTEGER_LITERAL and clangext.evaluate(s) == 0)
 
 
 def _pointer_variable(c: ci.Cursor) -> bool:
