@@ -150,6 +150,8 @@ class ChoiceMixin:
         """The alternative forced for this unknown condition (its index in ``arms``), or None
         (then the choice is recorded as met)."""
         choice, negated = self._choice(cond, arms)
+        if self.frames and self.frame.loops and self._varies_per_iteration(cond):
+            return None, choice  # a condition of its own in each iteration: no one choice to force
         arm = self.decisions.get(choice.key)
         if arm is None:
             self.choices.setdefault(choice.key, choice)

@@ -57,13 +57,26 @@ class LoopsMixin:
             finally:
                 self.frame.loops.pop()
 
+    def _varying(self, loop: ci.Cursor) -> dict[str, str]:
+        """``loops.varying_in(loop)``, computed once per loop of the run."""
+        cache = self.__dict__.setdefault("_varying_cache", {})
+        key = (loop.location.file.name if loop.location.file else "", loop.extent.start.offset)
+        if key not in cache:
+            cache[key] = loops.varying_in(loop)
+        return cache[key]
+
+    def _varies_per_iteration(self, cond: ci.Cursor) -> bool:
+        """Does ``cond`` read a variable that a loop running now changes from one iteration to the next
+        (``addr % a == 0`` while ``a`` halves)? Forcing it one way would force every iteration so."""
+        return any(loops.reads_any(cond, self._varying(loop)) for loop, _ in self.frame.loops)
+
     def _iteration_return(self, expr: ci.Cursor, value: Known) -> Value:
         """A value returned inside a loop's body, which runs once here: unknown when it reads a variable
         that changes from one iteration to the next (which iteration returns is not known), unless
         every iteration that gets there returns: then it is the first one's."""
         frame = self.frame
         for i, (loop, _depth) in enumerate(frame.loops):
-            name = loops.reads_any(expr, loops.varying_in(loop))
+            name = loops.reads_any(expr, self._varying(loop))
             if name is not None and not self._first_iteration_returns(frame.loops[i:]):
                 return Unknown(f"which iteration of the loop at line {loop.location.line} returns is not known "
                                f"({name} changes in it)", value.origin, value.ctype,
