@@ -95,9 +95,9 @@ class ChoiceMixin:
         """The USR of the function this run started from."""
         return (self.frames[0].function.get_usr() or "") if self.frames else ""
 
-    def _choice(self, cond: ci.Cursor, arms: tuple[str, ...]) -> tuple[Choice, bool]:
+    def _choice(self, cond: ci.Cursor, arms: tuple[str, ...]) -> tuple[Choice, bool, ci.Cursor | None]:
         """The choice an unknown condition makes (``negated``: written as ``!x``, whose arms are
-        those of ``x`` swapped)."""
+        those of ``x`` swapped), and the pointer it tests against null when it does."""
         c, negated = strip(cond), False
         while clangext.kind(c) == K.UNARY_OPERATOR and len(arms) == 2:
             tokens = [t.spelling for t in c.get_tokens()]
@@ -116,7 +116,7 @@ class ChoiceMixin:
         if c.kind == K.DECL_REF_EXPR:
             key = self._variable_choice_key(c.referenced, self.eval(c), tail) or key
         choice = self.choices.get(key) or Choice(key, text, loc_of(tested), arms)
-        return choice, negated
+        return choice, negated, c if pointer is not None else None
 
     @staticmethod
     def _variable_choice_key(ref: ci.Cursor | None, value: Value, tail: str = "") -> str | None:
@@ -149,7 +149,7 @@ class ChoiceMixin:
     def _decide(self, cond: ci.Cursor, arms: tuple[str, ...] = ("true", "false")) -> tuple[int | None, Choice]:
         """The alternative forced for this unknown condition (its index in ``arms``), or None
         (then the choice is recorded as met)."""
-        choice, negated = self._choice(cond, arms)
+        choice, negated, pointer = self._choice(cond, arms)
         if self.frames and self.frame.loops and self._varies_per_iteration(cond):
             return None, choice  # a condition of its own in each iteration: no one choice to force
         arm = self.decisions.get(choice.key)
@@ -158,17 +158,17 @@ class ChoiceMixin:
             return None, choice
         if not any(a.choice.key == choice.key for a in self.taken):
             self.taken.append(Assumption(choice, arm))
-        if choice.arms == POINTER_ARMS and arm == 1:
-            self._is_null(cond)
+        if pointer is not None and arm == 1:
+            self._is_null(pointer)
         return (1 - arm if negated else arm), choice
 
-    def _is_null(self, cond: ci.Cursor) -> None:
-        """On the side of a pointer choice where the pointer is null: it is, from here on."""
-        pointer = nullness.pointer_test(cond, self._written_in)
-        key = self.lvalue_key(pointer[0]) if pointer is not None else None
+    def _is_null(self, pointer: ci.Cursor) -> None:
+        """On the side of a pointer choice where the pointer (its DECL_REF_EXPR) is null: it is, from
+        here on."""
+        key = self.lvalue_key(pointer)
         if key is not None:
-            self.env[key] = Known(0, loc_of(pointer[0]), via=f"null here ({written(pointer[0])} is null)",
-                                  ctype=pointer[0].type.spelling)
+            self.env[key] = Known(0, loc_of(pointer), via=f"null here ({written(pointer)} is null)",
+                                  ctype=pointer.type.spelling)
 
     def _decide_condition(self, cond: ci.Cursor) -> tuple[int | None, tuple[str, ...]]:
         """A two-way condition's forced alternative (0: true, 1: false, None: not forced) and the

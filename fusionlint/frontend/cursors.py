@@ -53,6 +53,19 @@ def strip(cursor: ci.Cursor) -> ci.Cursor:
     return cursor
 
 
+EXPLICIT_CASTS = (K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR)
+
+
+def strip_casts(cursor: ci.Cursor) -> ci.Cursor:
+    """Skip parentheses, implicit conversions and explicit casts (``(const void*)&x``, ``((void*)0)``)."""
+    while clangext.kind(cursor) in (K.PAREN_EXPR, K.UNEXPOSED_EXPR, *EXPLICIT_CASTS):
+        kids = expr_children(cursor)
+        if len(kids) != 1:
+            break
+        cursor = kids[0]
+    return cursor
+
+
 _SPACED = {"==", "!=", "&&", "||", "<=", ">=", "?", ":", "=", "+", "-", "/", "%", "|"}
 
 

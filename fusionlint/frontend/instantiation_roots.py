@@ -53,23 +53,24 @@ def has_stand_in_arguments(fn: ci.Cursor) -> bool:
 
 
 def instantiation_label(fn: ci.Cursor) -> str:
-    """``name<args>`` of a function template's specialization (``gemm_and_bias<double, double>``)."""
+    """``name<args>`` of a function template's specialization (``gemm_and_bias<double, double>``,
+    ``igemmlt<8, true>``)."""
     n = fn.get_num_template_arguments()
     if n <= 0:
         return function_label(fn)
-    return f"{function_label(fn)}<{', '.join(_argument(fn, i) for i in range(n))}>"
+    pattern = clangext.specialized_template(fn)
+    params = [c for c in pattern.get_children() if c.kind in _PARAMETERS] if pattern is not None else []
+    return f"{function_label(fn)}<{', '.join(_argument(fn, i, params) for i in range(n))}>"
 
 
-def _argument(fn: ci.Cursor, i: int) -> str:
-    """A specialization's ``i``-th template argument as written: a type, or an integral value."""
+def _argument(fn: ci.Cursor, i: int, params: list[ci.Cursor]) -> str:
+    """A specialization's ``i``-th template argument as written: a type, or an integral value
+    (``params``: the template's parameters, which say whether it is a ``bool``)."""
     try:
         if fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.INTEGRAL:
-            pattern = clangext.specialized_template(fn)
-            params = [c for c in pattern.get_children() if c.kind in _PARAMETERS] if pattern is not None else []
             if i < len(params) and params[i].type.get_canonical().kind == ci.TypeKind.BOOL:
                 return "true" if fn.get_template_argument_value(i) else "false"
             return str(fn.get_template_argument_value(i))
     except (ValueError, AttributeError):
         return "?"
     return fn.get_template_argument_type(i).spelling
-

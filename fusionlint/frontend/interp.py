@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Protocol, Sequence
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext, nullness
+from fusionlint.frontend import clangext, loops
 from fusionlint.frontend.arith import BINOPS as _BINOPS, wrap_int as _wrap_int
 from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the API
     Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, merge_outcomes)
@@ -110,7 +110,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         self.roots: list[ci.Cursor] = []  # the functions the last run() started from
         # what functions of other translation units return, by USR (the project index)
         self.returns: Mapping[str, Value] = {}
-        self._written_in = nullness.WrittenIn()  # what each function changes (pointer choices)
+        self._written_in = loops.PerCode(loops.changed_in)  # what each function changes (pointer choices)
+        self._varying = loops.PerCode(loops.varying_in)  # what changes per iteration of each loop
 
     # ---- entry points -------------------------------------------------------------------
     def main_functions(self) -> list[ci.Cursor]:

@@ -57,14 +57,6 @@ class LoopsMixin:
             finally:
                 self.frame.loops.pop()
 
-    def _varying(self, loop: ci.Cursor) -> dict[str, str]:
-        """``loops.varying_in(loop)``, computed once per loop of the run."""
-        cache = self.__dict__.setdefault("_varying_cache", {})
-        key = (loop.location.file.name if loop.location.file else "", loop.extent.start.offset)
-        if key not in cache:
-            cache[key] = loops.varying_in(loop)
-        return cache[key]
-
     def _varies_per_iteration(self, cond: ci.Cursor) -> bool:
         """Does ``cond`` read a variable that a loop running now changes from one iteration to the next
         (``addr % a == 0`` while ``a`` halves)? Forcing it one way would force every iteration so."""

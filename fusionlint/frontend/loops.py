@@ -9,13 +9,15 @@ the first iteration's values: ``for (a = 256;; a /= 2) if (addr % a == 0) return
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Generic, TypeVar
 
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
+from fusionlint.frontend.cursors import strip_casts
 
 K = ci.CursorKind
-LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT)
+T = TypeVar("T")
 _WRITES = ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")
 
 
@@ -37,10 +39,11 @@ def for_parts(stmt: ci.Cursor) -> ForParts:
     semis = _header_semicolons(stmt)
     parts: list[ci.Cursor | None] = [None, None, None]
     for k in kids[:-1]:
-        offset = k.extent.start.offset
-        slot = 0 if len(semis) < 2 or offset < semis[0] else 1 if offset < semis[1] else 2
         if len(semis) < 2:  # the header could not be read: keep the children's order
-            slot = next(i for i, p in enumerate(parts) if p is None) if None in parts else 2
+            slot = parts.index(None) if None in parts else 2
+        else:
+            offset = k.extent.start.offset
+            slot = 0 if offset < semis[0] else 1 if offset < semis[1] else 2
         parts[slot] = k
     return ForParts(parts[0], parts[1], parts[2], body)
 
@@ -89,11 +92,31 @@ def written_in(code: ci.Cursor) -> tuple[dict[str, str], list[ci.Cursor]]:
                 if i < len(params) and _mutable_reference(params[i].type):
                     _note_target(a, written)
                 elif i < len(params) and _pointer_to_const(params[i].type):
-                    inner = _unwrapped(a)
+                    inner = strip_casts(a)
                     if inner.kind == K.UNARY_OPERATOR:
                         read_only.add(inner.hash)
         stack.extend(c.get_children())
     return written, decls
+
+
+def changed_in(code: ci.Cursor) -> set[str]:
+    """The variables ``code`` may change (``written_in``), by ``variable_id``."""
+    return set(written_in(code)[0])
+
+
+class PerCode(Generic[T]):
+    """``compute(code)`` kept per piece of code (a function, a loop), by where it is written: the
+    interpreter asks again for each call of a function and each run of a loop."""
+
+    def __init__(self, compute: Callable[[ci.Cursor], T]) -> None:
+        self._compute = compute
+        self._kept: dict[tuple[str, int], T] = {}
+
+    def __call__(self, code: ci.Cursor) -> T:
+        key = (code.location.file.name if code.location.file else "", code.extent.start.offset)
+        if key not in self._kept:
+            self._kept[key] = self._compute(code)
+        return self._kept[key]
 
 
 def varying_in(loop: ci.Cursor) -> dict[str, str]:
@@ -162,17 +185,6 @@ def _mutable_reference(t: ci.Type) -> bool:
 def _pointer_to_const(t: ci.Type) -> bool:
     canon = t.get_canonical()
     return canon.kind == ci.TypeKind.POINTER and canon.get_pointee().is_const_qualified()
-
-
-def _unwrapped(c: ci.Cursor) -> ci.Cursor:
-    """An argument through its implicit conversions, casts and parentheses."""
-    while c.kind in (K.UNEXPOSED_EXPR, K.PAREN_EXPR, K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR,
-                     K.CXX_REINTERPRET_CAST_EXPR, K.CXX_CONST_CAST_EXPR):
-        kids = [k for k in c.get_children() if k.kind.is_expression()]
-        if len(kids) != 1:
-            break
-        c = kids[0]
-    return c
 
 
 def variable_id(decl: ci.Cursor) -> str:

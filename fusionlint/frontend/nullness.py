@@ -8,20 +8,21 @@ epilogue by ``has_bias``).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext, loops
-from fusionlint.frontend.cursors import expr_children, strip
+from fusionlint.frontend.cursors import expr_children, strip, strip_casts
 
 K = ci.CursorKind
 _NULLS = (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR)
-_CASTS = (K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.CXX_REINTERPRET_CAST_EXPR)
 
 
-def pointer_test(cond: ci.Cursor, written: "WrittenIn") -> tuple[ci.Cursor, bool] | None:
+def pointer_test(cond: ci.Cursor, written: Callable[[ci.Cursor], set[str]]) -> tuple[ci.Cursor, bool] | None:
     """If ``cond`` tests whether a pointer variable is null: the DECL_REF_EXPR of that pointer and
     whether ``cond`` is true when it is null. A variable initialized from such a test (``has_bias``)
-    counts when neither it nor the pointer is changed in its function (``written``)."""
+    counts when neither it nor the pointer is changed in its function (``written``: ``loops.changed_in``)."""
     c, negated = _without_not(cond)
     if c.kind == K.BINARY_OPERATOR and clangext.binary_operator(c) in ("==", "!="):
         sides = expr_children(c)
@@ -52,19 +53,6 @@ def pointer_test(cond: ci.Cursor, written: "WrittenIn") -> tuple[ci.Cursor, bool
     return inner[0], negated != inner[1]
 
 
-class WrittenIn:
-    """What each function changes (``loops.written_in``), computed once per function."""
-
-    def __init__(self) -> None:
-        self._seen: dict[tuple[str, int], set[str]] = {}
-
-    def __call__(self, fn: ci.Cursor) -> set[str]:
-        key = (fn.location.file.name if fn.location.file else "", fn.extent.start.offset)
-        if key not in self._seen:
-            self._seen[key] = set(loops.written_in(fn)[0])
-        return self._seen[key]
-
-
 def _without_not(cond: ci.Cursor) -> tuple[ci.Cursor, bool]:
     c, negated = strip(cond), False
     while c.kind == K.UNARY_OPERATOR and clangext.unary_operator(c) == "!":
@@ -77,12 +65,7 @@ def _without_not(cond: ci.Cursor) -> tuple[ci.Cursor, bool]:
 
 def _is_null(c: ci.Cursor) -> bool:
     """``nullptr``, ``NULL`` (``__null``, or ``((void*)0)`` where a C header defines it) or ``0``."""
-    s = strip(c)
-    while s.kind in _CASTS:
-        kids = expr_children(s)
-        if len(kids) != 1:
-            return False
-        s = strip(kids[0])
+    s = strip_casts(c)
     return s.kind in _NULLS or (s.kind == K.INTEGER_LITERAL and clangext.evaluate(s) == 0)
 
 
