@@ -9,6 +9,10 @@ import clang.cindex as ci
 _EVAL_INT, _EVAL_FLOAT = 1, 2
 _EVAL_STRINGS = {3, 4, 5}  # ObjCStrLiteral, StrLiteral, CFStr
 
+# the cursor kinds of a template's parameters, in the order they are written among its children
+TEMPLATE_PARAMETERS = (ci.CursorKind.TEMPLATE_TYPE_PARAMETER, ci.CursorKind.TEMPLATE_NON_TYPE_PARAMETER,
+                       ci.CursorKind.TEMPLATE_TEMPLATE_PARAMETER)
+
 
 @lru_cache(maxsize=1)
 def _lib() -> ctypes.CDLL:

@@ -238,7 +238,7 @@ class AstReader:
         if pattern is None:
             return []
         params = [ch.spelling for ch in pattern.get_children()
-                  if ch.kind in (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)]
+                  if ch.kind in clangext.TEMPLATE_PARAMETERS]
         for ch in pattern.get_children():
             name = ch.type.spelling if ch.kind == K.CXX_BASE_SPECIFIER else ""
             if name in params and params.index(name) < decl.get_num_template_arguments():

@@ -9,7 +9,6 @@ from fusionlint.frontend.cursors import function_label, is_shared_stand_in_type,
 from fusionlint.model.values import Loc
 
 K = ci.CursorKind
-_PARAMETERS = (K.TEMPLATE_TYPE_PARAMETER, K.TEMPLATE_NON_TYPE_PARAMETER, K.TEMPLATE_TEMPLATE_PARAMETER)
 
 
 class InstantiationsMixin:
@@ -59,7 +58,7 @@ def instantiation_label(fn: ci.Cursor) -> str:
     if n <= 0:
         return function_label(fn)
     pattern = clangext.specialized_template(fn)
-    params = [c for c in pattern.get_children() if c.kind in _PARAMETERS] if pattern is not None else []
+    params = [c for c in pattern.get_children() if c.kind in clangext.TEMPLATE_PARAMETERS] if pattern is not None else []
     return f"{function_label(fn)}<{', '.join(_argument(fn, i, params) for i in range(n))}>"
 
 
