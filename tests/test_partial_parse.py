@@ -162,3 +162,47 @@ def test_a_helper_whose_case_labels_the_parser_dropped_says_so_in_the_facts() ->
     why = "no return value from to_cuda() (the parser dropped code of it: case value is not a constant expression at line 9)"
     assert cfg["parameters"]["matmul_desc"]["SCALE_TYPE"]["unknown"] == why
     assert cfg["parameters"]["layout_A"]["TYPE"]["unknown"] == why
+
+
+WRAPPER_KERNEL = PARTIAL / "wrapper_namespace_kernel.cu"  # fw::kernels::LinearBiasKernel<Context, T>
+
+
+def test_a_kernel_template_calling_cublaslt_through_wrappers_of_a_missing_header_is_read() -> None:
+    # `platform::dynload::cublasLt...` (the wrappers' header missing) inside namespace fw, which also
+    # names fw::platform::half: the recovery declares the wrappers in both platform namespaces as
+    # the API functions. The BIAS_POINTER call's argument depends on T: libclang leaves the call
+    # unresolved, and the interpreter takes the one function its name finds.
+    configs = _facts(WRAPPER_KERNEL)
+    got = sorted((c["when"], c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"],
+                  c["parameters"]["matmul_desc"]["SCALE_TYPE"]["name"], c["parameters"]["layout_A"]["TYPE"]["name"])
+                 for c in configs)
+    half = "`std::is_same<T, fw::platform::half>::value` is {} (line 30)"
+    dbl = "`std::is_same<T, double>::value` is {} (line 34)"
+    # T is one type: half and double are not both true (that combination is not run)
+    assert got == sorted([
+        ([half.format("true"), dbl.format("false")], "CUBLAS_COMPUTE_32F", "CUDA_R_16F", "CUDA_R_16F"),
+        ([half.format("false"), dbl.format("true")], "CUBLAS_COMPUTE_64F", "CUDA_R_64F", "CUDA_R_64F"),
+        ([half.format("false"), dbl.format("false")], "CUBLAS_COMPUTE_32F", "CUDA_R_32F", "CUDA_R_32F"),
+    ])
+    for cfg in configs:
+        desc = cfg["parameters"]["matmul_desc"]
+        assert desc["EPILOGUE"]["name"] == "CUBLASLT_EPILOGUE_BIAS"
+        assert desc["BIAS_POINTER"]["source"] == "set" and desc["BIAS_POINTER"]["at"]["line"] == 46
+
+
+def test_the_scale_type_of_the_half_instantiation_is_reported_with_its_condition() -> None:
+    rc, out, _ = run_cli("--no-cache", WRAPPER_KERNEL)
+    assert rc == 1
+    errors = [line for line in out.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and errors[0].endswith("[FL105]")
+    assert "wrapper_namespace_kernel.cu:41:68: error: compute type CUBLAS_COMPUTE_32F with scale type CUDA_R_16F" in errors[0]
+    assert "when `std::is_same<T, fw::platform::half>::value` is true (line 30) and " \
+           "`std::is_same<T, double>::value` is false (line 34)" in errors[0]
+
+
+def test_a_namespace_written_both_inside_and_outside_the_files_namespace_gets_the_same_declarations() -> None:
+    text = WRAPPER_KERNEL.read_text()
+    unit = parse_file(WRAPPER_KERNEL, ParseOptions(), text=text)
+    assert "platform::" in (unit.recovered or [])
+    unreadable = [d for d in unit.tu.diagnostics if d.severity >= 3 and "dynload" in d.spelling]
+    assert unreadable == [], [str(d) for d in unreadable]

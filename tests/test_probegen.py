@@ -73,3 +73,31 @@ def test_probes_of_gemms_at_one_line_get_a_file_each(tmp_path: Path, capsys) -> 
     written = capsys.readouterr().out.split()
     assert len(written) >= 4 and len(set(written)) == len(written)
     assert all(Path(p).is_file() for p in written)
+
+
+def test_a_null_bias_pointer_is_replayed_as_null_not_as_a_buffer(tmp_path: Path) -> None:
+    # llm.c's matmul_forward3 with has_bias false sets BIAS_POINTER to its null `bias`: the probe
+    # must pass that null (cuBLASLt's "no bias"), not a bias buffer of its own, or the device sees a
+    # bias with the DEFAULT epilogue (INVALID_VALUE) the code never makes.
+    facts = facts_of(str(FIXTURES / "interprocedural" / "null_pointer_choice.cu"))
+    null_side = [c for c in facts.configurations if c.kind == "matmul" and any("is null" in w for w in c.when)]
+    assert null_side
+    for cfg in null_side:
+        source = generate(cfg).source
+        sets = [line for line in source.splitlines() if "CUBLASLT_MATMUL_DESC_BIAS_POINTER" in line]
+        assert len(sets) == 1 and "&bias," not in sets[0], sets
+        var = sets[0].split("&")[1].split(",")[0]
+        assert f"const void *{var} = nullptr;" in source
+        extracted = [c for c in extract_file(_write(tmp_path, source), ParseOptions()).configurations
+                     if c.kind == "matmul"]
+        assert extracted and params(extracted[0], "matmul_desc")["BIAS_POINTER"] == 0
+
+
+def _write(tmp_path: Path, source: str) -> Path:
+    from fusionlint.evidence.probegen import probe_header
+
+    header = probe_header()
+    (tmp_path / header.name).write_text(header.read_text())
+    path = tmp_path / "probe.cu"
+    path.write_text(source)
+    return path

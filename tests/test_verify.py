@@ -605,3 +605,13 @@ def test_cutlass_probes_link_the_driver_api(tmp_path: Path) -> None:
     builder = verify._Builder(opts, "nvcc", 1, tmp_path / "p", tmp_path / "b")
     command = builder.toolchain("cutlass").command(Path("x.cu"), Path("x"))
     assert "-lcuda" in command and f"-I{inc}" in command
+
+
+def test_verify_judges_fl127_against_the_support_table_check_uses() -> None:
+    # verify's lint side used to run the rules without the measured support table: a configuration
+    # check reports under FL127 read "clean -> expected to work" there (bitsandbytes' igemmlt<8, 1>
+    # on the H100: "disagree" although cuBLASLt failed exactly as FL127 says)
+    path = FIXTURES / "cublaslt" / "support" / "no_completion_supported.cpp"
+    units, note = verify.analyse_file(str(path), ParseOptions(use_system_headers=False), "sm_90a", [])
+    assert note == ""
+    assert [[f["code"] for f in u["findings"]] for u in units] == [["FL127"]]

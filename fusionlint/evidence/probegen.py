@@ -123,13 +123,11 @@ def _replay_set(w: _Writer, handle: str, s: AttrSet, pointer_buffers: dict[str, 
         return
     name = w.var()
     if spec.pointer:
-        target = pointer_buffers.get(s.attribute)
-        if target is None:
-            if isinstance(s.value, Known) and s.value.value == 0:
-                target = "nullptr"
-            else:
-                target = f"probe_workspace({4096})"
-        if target.isidentifier():  # a buffer variable of the probe: pass its address as the user did
+        if isinstance(s.value, Known) and s.value.value == 0:
+            target = "nullptr"  # the user's null pointer (a bias pointer left null: no bias), not a buffer
+        else:
+            target = pointer_buffers.get(s.attribute) or f"probe_workspace({4096})"
+        if target.isidentifier() and target != "nullptr":  # a buffer variable of the probe: its address, as the user passed
             w.emit(f"PROBE({s.function}({handle}, {s.attribute}, &{target}, sizeof({target})));")
             return
         w.emit(f"const void *{name} = {target};")

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterable
 
+from fusionlint.frontend.choices import Choice
 from fusionlint.frontend.interp import Interpreter
 from fusionlint.model.call_context import IndexContext
 from fusionlint.model.cublaslt_facts import Configuration
@@ -92,7 +94,8 @@ def _alternatives(root: str, keys: list[str], interp: Interpreter, new_handler: 
                   contexts: IndexContext | None) -> list[Configuration]:
     """The root function run once per combination of ``keys``' arms: its configurations, each
     saying under which conditions it holds (none when it comes out the same in every run)."""
-    combos = list(itertools.product(*[range(len(interp.choices[k].arms)) for k in keys]))
+    combos = [c for c in itertools.product(*[range(len(interp.choices[k].arms)) for k in keys])
+              if _possible(c, [interp.choices[k] for k in keys])]
     groups: dict[tuple[str, tuple[str, ...]], tuple[Configuration, set[int]]] = {}
     every: dict[str, set[int]] = {}
     for i, combo in enumerate(combos):
@@ -121,6 +124,25 @@ def _alternatives(root: str, keys: list[str], interp: Interpreter, new_handler: 
             cfg.alternative_runs = frozenset((root, r) for r in runs)
         out.append(cfg)
     return out
+
+
+# a test of what a template parameter is: ``std::is_same<T, double>::value``, ``std::is_same_v<T, X>``
+_TYPE_TEST = re.compile(r"^(?:std::)?is_same(?:_v)?<\s*(\w+)\s*,\s*(.+?)\s*>(?:::value)?$")
+
+
+def _possible(combo: tuple[int, ...], choices: list[Choice]) -> bool:
+    """Whether a combination of arms can happen: a type is one type, so two tests of the same
+    template parameter against two different types are not both true (``std::is_same<T, half>``
+    and ``std::is_same<T, double>``)."""
+    true_of: dict[str, str] = {}
+    for arm, choice in zip(combo, choices):
+        m = _TYPE_TEST.match(choice.text)
+        if m is None or choice.arms[arm] != "true":
+            continue
+        param, type_ = m.group(1), re.sub(r"\s+", "", m.group(2))
+        if true_of.setdefault(param, type_) != type_:
+            return False
+    return True
 
 
 def _runs(interp: Interpreter, keys: list[str]) -> int:

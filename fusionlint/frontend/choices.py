@@ -76,8 +76,10 @@ def merge_outcomes(before: dict[Key, Value], outcomes: list[dict[Key, Value]], r
             merged[key] = first
         else:
             known = next((v for v in vals if v is not None), None)
+            # the choices an outcome already differed by (an earlier branch) decide it too
+            inner = tuple(dict.fromkeys(c for v in vals if isinstance(v, Unknown) for c in v.choices))
             merged[key] = Unknown(f"set differently on paths through the {reason}", getattr(known, "origin", None),
-                                  choices=choices, runtime=runtime)
+                                  choices=tuple(dict.fromkeys((*choices, *inner))), runtime=runtime)
     return merged
 
 

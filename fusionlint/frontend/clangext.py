@@ -185,6 +185,32 @@ def children_in_file(cursor: ci.Cursor, path: str) -> list[ci.Cursor]:
     return found
 
 
+def overloaded_decls(ref: ci.Cursor) -> list[ci.Cursor]:
+    """The declarations an ``OVERLOADED_DECL_REF`` names (the set a name lookup found)."""
+    lib = ci.conf.lib
+    return [lib.clang_getOverloadedDecl(ref, i) for i in range(lib.clang_getNumOverloadedDecls(ref))]
+
+
+def callee(call: ci.Cursor) -> ci.Cursor | None:
+    """The function a call names: ``call.referenced``, or, for a call inside a template that
+    libclang left unresolved because an argument depends on a template parameter (``f(&p)`` with
+    ``const T* p``: the lookup waits for the instantiation), the one function its name finds,
+    when the name finds one (a C function such as cuBLASLt's, a helper with no overload). None
+    when the name finds none or several."""
+    ref = call.referenced
+    if ref is not None or kind(call) != ci.CursorKind.CALL_EXPR:
+        return ref
+    kids = children(call)
+    name = kids[0] if kids else None
+    while name is not None and kind(name) in (ci.CursorKind.UNEXPOSED_EXPR, ci.CursorKind.DECL_REF_EXPR):
+        inner = children(name)
+        name = inner[0] if len(inner) == 1 else None
+    if name is None or kind(name) != ci.CursorKind.OVERLOADED_DECL_REF:
+        return None
+    found = {d.get_usr(): d for d in overloaded_decls(name) if d is not None}
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
 def arguments(cursor: ci.Cursor) -> list[ci.Cursor]:
     """``list(cursor.get_arguments())`` of a call, kept on the cursor object like ``children``: the
     argument cursors libclang makes are new objects each time, and whatever was kept on them (their

@@ -257,7 +257,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         return known
 
     def _find_callee_definition(self, call: ci.Cursor) -> ci.Cursor | None:
-        ref = call.referenced
+        ref = clangext.callee(call)
         if ref is None or ref.kind not in FUNCTION_KINDS:
             return None
         if self.handler.is_api(ref.spelling):
@@ -420,8 +420,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         return [self.eval(a) for a in with_defaults(call, arg_cursors)]
 
     def call(self, cursor: ci.Cursor) -> Value:
-        name = cursor.spelling
-        ref = cursor.referenced
+        ref = clangext.callee(cursor)
+        name = cursor.spelling or (ref.spelling if ref is not None else "")
         kids = expr_children(cursor)
         origin = loc_of(cursor)
         # callee expression (first child) for method calls: obj.method / ptr->method

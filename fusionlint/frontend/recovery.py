@@ -86,6 +86,7 @@ _NO_MEMBER = re.compile(r"^no (?:member|type|template) named '(?P<name>\w+)' in 
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|::|->|&&|\.\.\.|[^\s\w]")
 _CODE_NOISE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_API_FUNCTION = re.compile(r"^cublasLt[A-Z]\w*$")
 _NESTED_RESERVED = re.compile(r"^(?:cublas|CUBLAS|cutlass|CUTLASS|fusionlint|FUSIONLINT|__)")
 _CAPS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]+[0-9][A-Z0-9]*(?:_[A-Z0-9]+)*")  # TORCH_CHECK, C10_CUDA_CHECK
 _DECLARED_IN_TEXT = r"\b(?:namespace|struct|class|union|enum|typedef|using|define)\s+(?:class\s+|struct\s+)?{}\b"
@@ -170,6 +171,21 @@ def _prune_declared(node: _Node, declared: set[str]) -> bool:
     return bool(node.children)
 
 
+def _shadowed_roots(roots: dict[str, _Node]) -> None:
+    """A namespace declared both at global scope and inside another one (``platform::`` and
+    ``paddle::platform::``, both written in a file that opens ``namespace paddle``): ``platform::x``
+    written inside ``paddle`` finds ``paddle::platform``, so the inner one declares what the
+    outer one does too."""
+    def visit(node: _Node, path: tuple[str, ...]) -> None:
+        for name, sub in list(node.children.items()):
+            if name not in path:  # (``a::a::x`` would grow forever)
+                if sub.children and name in roots and roots[name] is not sub:
+                    _merge(sub, roots[name])
+                visit(sub, (*path, name))
+    for name, root in list(roots.items()):
+        visit(root, (name,))
+
+
 def _merge(into: _Node, other: _Node) -> None:
     into.uses |= other.uses
     for name, sub in other.children.items():
@@ -187,12 +203,19 @@ class StandIn:
 class _Writer:
     def __init__(self, reserved: frozenset[str]) -> None:
         self.reserved = reserved
+        self.forwards_api = False  # a namespace of wrappers names cuBLASLt functions (see node)
 
     def ok(self, name: str) -> bool:
         """A name that may be declared at global scope."""
         return bool(name) and name not in _KEYWORDS and name not in self.reserved and not _RESERVED.match(name)
 
     def node(self, name: str, node: _Node, indent: str, in_struct: bool, nested: bool = False) -> list[str]:
+        if nested and not in_struct and not node.children and node.uses == {"function"} and _API_FUNCTION.match(name):
+            # a cuBLASLt function called through a namespace of wrappers whose header is missing
+            # (Paddle's ``platform::dynload::cublasLtMatmul(...)``, which forwards its arguments):
+            # the wrapper is the API function itself
+            self.forwards_api = True
+            return [f"{indent}using ::{name};"]
         if not (self.ok(name) if not nested else name not in _KEYWORDS and not _NESTED_RESERVED.match(name)):
             return []
         static = "static " if in_struct else ""
@@ -404,6 +427,7 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
             leaf = sub.children.setdefault(name, _Node())
             for ts in tokens.values():
                 _chains(ts, (*ns, name), leaf, self_use=True)
+    _shadowed_roots(roots)
     # every member name written after '.' or '->' in these files: members of the permissive class
     member_uses: dict[str, str] = {}
     for ts in tokens.values():
@@ -420,6 +444,9 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
     member_uses = {n: k for n, k in member_uses.items()
                    if n not in ("begin", "end", "fusionlint_any_tag") and not n.startswith("__")}
 
+    root_lines = {name: writer.node(name, root, "", False) for name, root in sorted(roots.items())}
+    if writer.forwards_api:
+        headers.add("cublasLt.h")
     out = [f"/* fusionlint: declarations (only) for names the headers found nowhere would have declared */",
            f"#ifndef {GUARD}", f"#define {GUARD}", "#include <initializer_list>"]
     for h in sorted(headers):  # a standard header this machine lacks is left out, not a fatal error
@@ -433,8 +460,7 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
     out.append("};")
     out.append(_OPERATORS.rstrip("\n"))
     names: list[str] = sorted(headers and [f"<{h}>" for h in headers] or [])
-    for name, root in sorted(roots.items()):
-        lines = writer.node(name, root, "", False)
+    for name, lines in root_lines.items():
         if lines:
             out += lines
             names.append(f"{name}::")

@@ -182,7 +182,17 @@ def _errors(findings) -> list[dict]:
     return [f.to_dict() for f in findings if f.severity == "error" and f.code not in NOT_JUDGED]
 
 
-def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
+def _support_table(options) -> str | None:
+    """The measured support table ``check`` would use for FL127 with these parse options
+    (``support_select``: the one of the cuBLASLt version of the headers found), or None."""
+    from fusionlint.run import support_select
+
+    version, where = support_select.header_version(list(getattr(options, "include_dirs", [])),
+                                                   getattr(options, "use_system_headers", True))
+    return support_select.choose(None, version, where).path
+
+
+def _cublaslt_units(facts, rules, arch: str, support=None) -> list[Unit]:
     from fusionlint.evidence import probegen
     from fusionlint.model.cublaslt_facts import FileFacts
     from fusionlint.rules.engine import run_rules
@@ -201,7 +211,8 @@ def _cublaslt_units(facts, rules, arch: str) -> list[Unit]:
                          and c.loc == cfg.heuristic_loc]
         ids = {o.id for o in [cfg.desc, *cfg.layouts.values(), cfg.preference] if o is not None}
         sets = [s for s in facts.attribute_sets if s.object_id in ids]
-        findings = run_rules(rules, FileFacts(facts.path, configurations=alone, attribute_sets=sets), arch)
+        findings = run_rules(rules, FileFacts(facts.path, configurations=alone, attribute_sets=sets), arch,
+                             support=support)
         what = f"cuBLASLt {cfg.kind} configuration" + (f" (when {' and '.join(cfg.when)})" if cfg.when else "")
         unit = Unit(facts.path, cfg.site.line, "cublaslt", cfg.kind, what, findings=_errors(findings),
                     probe_name=f"{unique_stem(probegen.probe_name(facts.path, cfg), seen)}.cu")
@@ -261,9 +272,9 @@ def analyse_file(path: str, options, arch: str, rulesets: list[str]) -> tuple[li
     """Every configuration of one file as Unit dicts (probe source included), and a note on what
     could not be checked (empty: none)."""
     from fusionlint.facts.extract import SkipFile, extract_file
-    from fusionlint.rules.loader import load_rules
+    from fusionlint.rules.cached import rule_source
 
-    rules = load_rules(rulesets or None)
+    rules = rule_source(tuple(rulesets or ()), False, None, _support_table(options))
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
         facts = extract_file(Path(path), options)
@@ -318,10 +329,15 @@ def lint_failed(task: LintTask, reason: str, _seconds: float) -> Linted:
 
 
 def units_of_facts(facts, text: str, rules, options, arch: str = DEFAULT_ARCH) -> list[Unit]:
-    """The configurations of one file's facts, each with its own findings and its probe."""
+    """The configurations of one file's facts, each with its own findings and its probe. ``rules``:
+    a list, or a ``RuleSource`` (which also names the support table FL127 checks against)."""
     from fusionlint.evidence import probegen, probegen_cutlass
+    from fusionlint.rules.cached import RuleSource
 
-    units = _cublaslt_units(facts, rules, arch) + _cutlass_units(facts, text, rules, arch)
+    source = rules if isinstance(rules, RuleSource) else None
+    support = source.support() if source is not None else None
+    rule_list = list(source.get()) if source is not None else rules
+    units = _cublaslt_units(facts, rule_list, arch, support) + _cutlass_units(facts, text, rule_list, arch)
     for u in units:
         header = probegen.probe_header() if u.library == "cublaslt" else probegen_cutlass.probe_header()
         _relint(u, rules, options, arch, header)
