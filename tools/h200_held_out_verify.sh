@@ -7,6 +7,8 @@
 # - llm.c's matmul_forward3 with has_bias false: BIAS_POINTER set to a null pointer with the DEFAULT
 #   epilogue, which fusionlint now takes as no bias (no finding). verify builds and runs a probe of
 #   every configuration it extracts and compares the status with what the linter says.
+# - TVM's CallLtIgemm (COL32 / COL4_4R2_8C orders: FL116) and Paddle's 2022 fused GEMM epilogue op
+#   (COMPUTE_32F with a CUDA_R_16F scale for T = float16: FL105), found by this session's changes.
 # Carry .whl (fusionlint's dependencies as wheels) and .corpus (bench/real_code/fetch.py).
 # $OUT gets held-out-verify.json and the log.
 set -uo pipefail
@@ -16,4 +18,5 @@ export PYTHONPATH=/tmp/site:. PYTHONUNBUFFERED=1
 C=.corpus
 python3 -c "import sys; from fusionlint.cli import main; sys.exit(main())" verify -v -j 16 --json "$OUT/held-out-verify.json" \
   -I $C/bitsandbytes-foundation/bitsandbytes/csrc $C/bitsandbytes-foundation/bitsandbytes/csrc/ops.cu \
-  $C/karpathy/llm.c/dev/cuda/matmul_forward.cu 2>&1 | tee "$OUT/held-out-verify.log"
+  $C/karpathy/llm.c/dev/cuda/matmul_forward.cu $C/apache/tvm/src/runtime/contrib/cublas/cublas.cc \
+  $C/PaddlePaddle/Paddle/paddle/fluid/operators/fused/fused_gemm_epilogue_op.cu 2>&1 | tee "$OUT/held-out-verify.log"
