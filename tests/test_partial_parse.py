@@ -206,3 +206,28 @@ def test_a_namespace_written_both_inside_and_outside_the_files_namespace_gets_th
     assert "platform::" in (unit.recovered or [])
     unreadable = [d for d in unit.tu.diagnostics if d.severity >= 3 and "dynload" in d.spelling]
     assert unreadable == [], [str(d) for d in unreadable]
+
+
+def test_a_type_alias_of_a_missing_header_names_a_type(tmp_path: Path) -> None:
+    # `using Tensor = framework::Tensor;` with framework's header missing: the recovery declares
+    # framework::Tensor as a type (it read as a variable, so every `const Tensor* x` lost its type,
+    # and x->dims()[0], the tensor's size, was no run-time data but "array element")
+    src = tmp_path / "alias_kernel.cu"
+    src.write_text(
+        '#include "framework/tensor.h"  // found nowhere\n'
+        "#include <cublasLt.h>\n"
+        "using Tensor = framework::Tensor;\n"
+        "void gemm(cublasLtHandle_t lt, const Tensor* x) {\n"
+        "  int64_t rows = x->dims()[0];\n"
+        "  cublasLtMatrixLayout_t a;\n"
+        "  cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, rows, rows, rows);\n"
+        "  cublasLtMatmulDesc_t d;\n"
+        "  cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F);\n"
+        "  float one = 1, zero = 0;\n"
+        "  cublasLtMatmul(lt, d, &one, nullptr, a, nullptr, a, &zero, nullptr, a, nullptr, a, nullptr, nullptr, 0, 0);\n"
+        "}\n")
+    unit = parse_file(src, ParseOptions(), text=src.read_text())
+    assert not [d for d in unit.tu.diagnostics if d.severity >= 3 and "Tensor" in d.spelling]
+    (cfg,) = _facts(src)
+    rows = cfg["parameters"]["layout_A"]["ROWS"]
+    assert rows["unknown"] != "array element" and "x->dims()" in rows["unknown"], rows

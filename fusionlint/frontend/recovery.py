@@ -141,8 +141,15 @@ def _chains(tokens: list[str], root: tuple[str, ...], node: _Node, self_use: boo
         if not ok:
             continue
         # tokens[j-1] is root's last part; follow "::name" parts
+        # (``using Tensor = framework::Tensor;``: what an alias names is a type)
+        alias = i >= 3 and tokens[i - 1] == "=" and tokens[i - 3] == "using"
+
+        def use_at(k: int) -> str:
+            use = _use(tokens, k)
+            return "type" if alias and use == "value" else use
+
         if self_use and not (j < len(tokens) and tokens[j] == "::"):
-            node.uses.add(_use(tokens, j - 1))
+            node.uses.add(use_at(j - 1))
         cur = node
         while j + 1 < len(tokens) and tokens[j] == "::" and re.match(r"[A-Za-z_]\w*$", tokens[j + 1]):
             name = tokens[j + 1]
@@ -152,7 +159,7 @@ def _chains(tokens: list[str], root: tuple[str, ...], node: _Node, self_use: boo
             cur = cur.children.setdefault(name, _Node())
             j += 2
             if not (j < len(tokens) and tokens[j] == "::"):
-                cur.uses.add(_use(tokens, j - 1))
+                cur.uses.add(use_at(j - 1))
 
 
 def _opens_namespace(code: str, name: str) -> bool:
