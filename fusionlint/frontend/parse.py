@@ -200,22 +200,9 @@ def _unsaved_base(stand_ins: Mapping[str, str] | None = None) -> list[tuple[str,
     return list(_virtual_files(stand_ins).items())
 
 
-def _missing_stand_ins(missing: list[str], beside: str | None = None,
-                       first_text: str | None = None) -> list[tuple[str, str]]:
-    """Empty stand-ins for headers found nowhere (``first_text``: the first one's text instead, the
-    recovery's declarations). A header included by a relative path (``"../../3rdparty/x.h"``) is
-    looked up next to the file that includes it, not in the include directories: its stand-in is
-    put there too, ``beside`` being the main file's directory (virtual: nothing is written)."""
-    out = []
-    for i, name in enumerate(missing):
-        body = first_text if i == 0 and first_text is not None else \
-            f"/* fusionlint: '{name}' was not found; empty stand-in */\n"
-        out.append((f"{MISSING_DIR}/{name}", body))
-        if beside and name.startswith(("./", "../")):
-            # (at the path as clang forms it, the dots kept: relative or absolute as the main file's)
-            for where in dict.fromkeys((os.path.join(beside, name), os.path.join(os.path.abspath(beside), name))):
-                out.append((where, body))
-    return out
+def _missing_stand_ins(missing: list[str]) -> list[tuple[str, str]]:
+    return [(f"{MISSING_DIR}/{name}", f"/* fusionlint: '{name}' was not found; empty stand-in */\n")
+            for name in missing]
 
 
 def _parse_rounds(path: str, args: list[str], unsaved: list[tuple[str, str]], rounds: int = _MAX_MISSING_ROUNDS,
@@ -226,8 +213,7 @@ def _parse_rounds(path: str, args: list[str], unsaved: list[tuple[str, str]], ro
     ``rounds`` missing headers, and a parse that stops at the next one when there are more."""
     missing: list[str] = []
     for _ in range(rounds):
-        tu = _index().parse(path, args=args, unsaved_files=unsaved + _missing_stand_ins(missing, os.path.dirname(path)),
-                            options=options)
+        tu = _index().parse(path, args=args, unsaved_files=unsaved + _missing_stand_ins(missing), options=options)
         diags = _diagnostics(tu)
         new = [m.group("name") for d in diags if (m := _NOT_FOUND.match(d.message))]
         new = [n for n in dict.fromkeys(new) if n not in missing and not n.startswith("/")]
@@ -622,8 +608,7 @@ def _parse_with(path: Path, args: list[str], mode: dict[str, str], unsaved: list
         del main_args[i - 1:i + 1]
     main_args += ["-include-pch", str(pch_file)]
     pch_missing = list(meta.get("missing", []))
-    base = unsaved + [(header_path, pre.header), (str(path), pre.body)] + \
-        _missing_stand_ins(pch_missing, os.path.dirname(str(path)))
+    base = unsaved + [(header_path, pre.header), (str(path), pre.body)] + _missing_stand_ins(pch_missing)
     # the rounds a plain parse has left after the preamble's missing headers (same final state)
     tu, diags, missing = _parse_rounds(str(path), main_args, base, max(1, _MAX_MISSING_ROUNDS - len(pch_missing)))
     if any(_PCH_TROUBLE.search(d.message) for d in diags):
@@ -694,30 +679,22 @@ def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> Par
         # a header found anywhere is still the real one, and those used are the ones found nowhere
         named = [n for n in dict.fromkeys(missing + recovery._INCLUDE.findall(recovery._code_keeping_includes(text)))
                  if not n.startswith("/")]
-        for _ in range(_MAX_MISSING_ROUNDS):  # and what those headers' stand-ins leave missing in other headers
-            tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named, os.path.dirname(path)))
-            diags = _diagnostics(tu)
-            more = [m.group("name") for d in diags if d.severity == "fatal" and (m := _NOT_FOUND.match(d.message))]
-            more = [n for n in dict.fromkeys(more) if n not in named and not n.startswith("/")]
-            if not more:
-                break
-            named += more
+        tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named))
+        diags = _diagnostics(tu)
         if any(d.severity == "fatal" for d in diags):
             return unit
         used = []
-        beside = {where: n for n in named for where, _ in _missing_stand_ins([n], os.path.dirname(path))[1:]}
         for inc in tu.get_includes():
             name = inc.include.name if inc.include is not None else ""
             if name.startswith(MISSING_DIR + "/"):
                 used.append(name[len(MISSING_DIR) + 1:])
-            elif name in beside:  # a relative include's stand-in, beside the main file
-                used.append(beside[name])
         missing = list(dict.fromkeys(missing + used))
     model = dict(unit.stand_ins) if unit.stand_ins is not None else stand_in_headers()
     header = recovery.stand_in(tu, diags, path, text, model)
     best = (tu, diags, None)
     if header is not None:
-        files = _missing_stand_ins(missing, os.path.dirname(path), header.text)
+        files = [(name, header.text if i == 0 else body)
+                 for i, (name, body) in enumerate(_missing_stand_ins(missing))]
         tu2 = _index().parse(path, args=unit.args, unsaved_files=unsaved + files)
         diags2 = _diagnostics(tu2)
         if not any(d.severity == "fatal" for d in diags2) and \
