@@ -126,11 +126,8 @@ class Checker:
 
         a = self.opts
         explicit = a.support_table or (cfg.support_table if cfg else None)
-        version, where = (0, "")
-        if not explicit:
-            includes = [*a.include, *(cfg.include_dirs if cfg else ())]
-            version, where = support_select.header_version(includes, not a.no_system_headers)
-        choice = support_select.choose(explicit, version, where)
+        choice = support_select.for_headers(explicit, [*a.include, *(cfg.include_dirs if cfg else ())],
+                                            not a.no_system_headers)
         if choice.note and choice.note not in self._notes_said and (choice.path or a.verbose):
             self._notes_said.add(choice.note)
             print(f"fusionlint: note: {choice.note}", file=sys.stderr)

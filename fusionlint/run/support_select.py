@@ -108,3 +108,10 @@ def choose(explicit: str | None, version: int, where: str, tables: list[str] | N
     v, t = min(known, key=lambda vt: (abs(vt[0] - version), -vt[0]))
     return Choice(t, f"no measured support table for cuBLASLt {version_text(version)} ({where}); FL127 uses the "
                      f"one measured with cuBLASLt {version_text(v)}: {t}")
+
+
+def for_headers(explicit: str | None, include_dirs: list[str] | tuple[str, ...], use_system: bool) -> Choice:
+    """``choose`` for a run whose cuBLASLt headers are searched in ``include_dirs`` (and the system's
+    when ``use_system``): ``check`` per configuration, ``verify`` per file."""
+    version, where = (0, "") if explicit else header_version(include_dirs, use_system)
+    return choose(explicit, version, where)

@@ -182,16 +182,6 @@ def _errors(findings) -> list[dict]:
     return [f.to_dict() for f in findings if f.severity == "error" and f.code not in NOT_JUDGED]
 
 
-def _support_table(options) -> str | None:
-    """The measured support table ``check`` would use for FL127 with these parse options
-    (``support_select``: the one of the cuBLASLt version of the headers found), or None."""
-    from fusionlint.run import support_select
-
-    version, where = support_select.header_version(list(getattr(options, "include_dirs", [])),
-                                                   getattr(options, "use_system_headers", True))
-    return support_select.choose(None, version, where).path
-
-
 def _cublaslt_units(facts, rules, arch: str, support=None) -> list[Unit]:
     from fusionlint.evidence import probegen
     from fusionlint.model.cublaslt_facts import FileFacts
@@ -273,8 +263,11 @@ def analyse_file(path: str, options, arch: str, rulesets: list[str]) -> tuple[li
     could not be checked (empty: none)."""
     from fusionlint.facts.extract import SkipFile, extract_file
     from fusionlint.rules.cached import rule_source
+    from fusionlint.run.support_select import for_headers
 
-    rules = rule_source(tuple(rulesets or ()), False, None, _support_table(options))
+    # the measured support table FL127 checks against, as ``check`` chooses it for these parse options
+    table = for_headers(None, options.include_dirs, options.use_system_headers).path
+    rules = rule_source(tuple(rulesets or ()), False, None, table)
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
         facts = extract_file(Path(path), options)
