@@ -231,3 +231,30 @@ def test_a_type_alias_of_a_missing_header_names_a_type(tmp_path: Path) -> None:
     (cfg,) = _facts(src)
     rows = cfg["parameters"]["layout_A"]["ROWS"]
     assert rows["unknown"] != "array element" and "x->dims()" in rows["unknown"], rows
+
+
+def test_a_header_missing_by_a_relative_path_gets_a_stand_in_where_it_is_looked_for(tmp_path: Path) -> None:
+    # TVM's cublas.cc includes "../../3rdparty/compiler-rt/builtin_fp16.h", found nowhere: its stand-in
+    # in fusionlint's directory of missing headers was never read (a relative include is looked up
+    # beside the including file), the parse stayed cut at that line, and the recovery was not tried.
+    # A header next to the file that includes one more missing header is stood in as well.
+    src_dir = tmp_path / "src" / "runtime" / "contrib" / "blas"
+    src_dir.mkdir(parents=True)
+    (src_dir / "utils.h").write_text('#include <dlpack/dlpack.h>  // found nowhere\n')
+    main = src_dir / "blas.cc"
+    main.write_text(
+        "#include <fw/a.h>\n#include <fw/b.h>\n#include <fw/c.h>\n"
+        '#include "../../3rdparty/half.h"\n#include "utils.h"\n#include <cublasLt.h>\n'
+        "void gemm(cublasLtHandle_t lt, int n) {\n"
+        "  cublasLtMatmulDesc_t d;\n"
+        "  cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F);\n"
+        "  cublasLtMatrixLayout_t a;\n"
+        "  cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, n, n, n);\n"
+        "  float one = 1, zero = 0;\n"
+        "  cublasLtMatmul(lt, d, &one, nullptr, a, nullptr, a, &zero, nullptr, a, nullptr, a, nullptr, nullptr, 0, 0);\n"
+        "}\n")
+    unit = parse_file(main, ParseOptions(), text=main.read_text())
+    assert [d.message for d in unit.diagnostics if d.severity == "fatal"] == []
+    assert "../../3rdparty/half.h" in unit.missing_headers and "dlpack/dlpack.h" in unit.missing_headers
+    (cfg,) = _facts(main)
+    assert cfg["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] == "CUBLAS_COMPUTE_32F"

@@ -36,7 +36,7 @@ from fusionlint.frontend.instantiation_roots import InstantiationsMixin, has_sta
 from fusionlint.frontend.lambdas import LambdaMixin
 from fusionlint.frontend.loop_runs import LoopsMixin
 from fusionlint.frontend.objects import ObjectsMixin, is_smart_pointer
-from fusionlint.frontend.parse import is_virtual
+from fusionlint.frontend.parse import MISSING_DIR, is_virtual
 from fusionlint.frontend.sizes import sizeof_value
 from fusionlint.frontend.runtime_values import (  # noqa: F401 - entry_input is part of the API
     CallerValuesMixin,
@@ -479,8 +479,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                     self.invalidate(v.key, f"passed by pointer to {name}() at line {origin.line}", origin)
             elif isinstance(v, Handle):
                 self.handler.escaped(v.obj, name, origin)
-        # (the recovery's operators and stood-in check macros take L&&, and write nothing)
-        if ref is not None and not _stand_in_operator(ref) and not is_check_macro(cursor):
+        # (what the recovery declared takes A&&, and is not known to write anything: a helper of
+        # a missing header, an operator of its types; stood-in check macros write nothing)
+        if ref is not None and not _recovered(ref) and not is_check_macro(cursor):
             params = [p for p in clangext.children(ref) if p.kind == K.PARM_DECL]
             for a, p in zip(arg_cursors, params):
                 if p.type.kind == ci.TypeKind.LVALUEREFERENCE and not p.type.get_pointee().is_const_qualified():
@@ -498,7 +499,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         inputs = [self._receiver(callee, this_key), *args]
         why = first_runtime(inputs)
         if _is_runtime_object(cursor.type):  # (an operator of a stand-in type: as written, ``t.size``)
-            label = written(cursor) if name.startswith("operator") and len(written(cursor)) <= 60 else ""
+            # (an operator of a stand-in type, a method of one: as written, ``t.size``, ``args[0].cast<T*>()``)
+            label = written(cursor) if (name.startswith("operator") or callee is not None and
+                                        callee.kind == K.MEMBER_REF_EXPR) and len(written(cursor)) <= 60 else ""
             return Symbol(label or f"{name}()", cursor.type.spelling, origin,
                           from_caller=not why and any(isinstance(v, Symbol) and v.from_caller for v in inputs))
         shown = written(cursor) if name.startswith("operator ") else ""  # a conversion: what it converts
@@ -1129,10 +1132,12 @@ def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
                    choices=choices, runtime=frame.return_runtime or first_runtime(values))
 
 
-def _stand_in_operator(ref: ci.Cursor) -> bool:
-    """An operator the partial-parse recovery declared (``any operator*(L&&, R&&)``)."""
+def _recovered(ref: ci.Cursor) -> bool:
+    """A function the partial-parse recovery declared for a missing header (``ColumnCount(A&&...)``,
+    ``any operator*(L&&, R&&)``): its forwarding references say nothing of what it writes."""
     f = ref.location.file
-    return ref.spelling.startswith("operator") and f is not None and is_virtual(f.name)
+    return f is not None and (f.name.startswith(MISSING_DIR + "/") or
+                              ref.spelling.startswith("operator") and is_virtual(f.name))
 
 
 def _points_to_const(t: ci.Type) -> bool:

@@ -200,9 +200,25 @@ def _unsaved_base(stand_ins: Mapping[str, str] | None = None) -> list[tuple[str,
     return list(_virtual_files(stand_ins).items())
 
 
-def _missing_stand_ins(missing: list[str]) -> list[tuple[str, str]]:
-    return [(f"{MISSING_DIR}/{name}", f"/* fusionlint: '{name}' was not found; empty stand-in */\n")
-            for name in missing]
+def _missing_stand_ins(missing: list[str], beside: str | None = None,
+                       first_text: str | None = None) -> list[tuple[str, str]]:
+    """Empty stand-ins for headers found nowhere (``first_text``: the first one's text instead, the
+    recovery's declarations). A header included by a relative path (``"../../3rdparty/x.h"``) is
+    looked up next to the file that includes it, not in the include directories: its stand-in is
+    put there too, ``beside`` being the main file's directory (virtual: nothing is written)."""
+    out = []
+    for i, name in enumerate(missing):
+        body = first_text if i == 0 and first_text is not None else \
+            f"/* fusionlint: '{name}' was not found; empty stand-in */\n"
+        out.append((f"{MISSING_DIR}/{name}", body))
+        if beside and name.startswith(("./", "../")):
+            # (at the path as clang forms it, the dots kept: relative or absolute as the main file's;
+            # never where a file is: one a header includes by the same relative path from its own
+            # directory, which clang did not find there, would be that real file blanked)
+            for where in dict.fromkeys((os.path.join(beside, name), os.path.join(os.path.abspath(beside), name))):
+                if not os.path.exists(where):
+                    out.append((where, body))
+    return out
 
 
 def _parse_rounds(path: str, args: list[str], unsaved: list[tuple[str, str]], rounds: int = _MAX_MISSING_ROUNDS,
@@ -213,7 +229,8 @@ def _parse_rounds(path: str, args: list[str], unsaved: list[tuple[str, str]], ro
     ``rounds`` missing headers, and a parse that stops at the next one when there are more."""
     missing: list[str] = []
     for _ in range(rounds):
-        tu = _index().parse(path, args=args, unsaved_files=unsaved + _missing_stand_ins(missing), options=options)
+        tu = _index().parse(path, args=args, unsaved_files=unsaved + _missing_stand_ins(missing, os.path.dirname(path)),
+                            options=options)
         diags = _diagnostics(tu)
         new = [m.group("name") for d in diags if (m := _NOT_FOUND.match(d.message))]
         new = [n for n in dict.fromkeys(new) if n not in missing and not n.startswith("/")]
@@ -608,7 +625,8 @@ def _parse_with(path: Path, args: list[str], mode: dict[str, str], unsaved: list
         del main_args[i - 1:i + 1]
     main_args += ["-include-pch", str(pch_file)]
     pch_missing = list(meta.get("missing", []))
-    base = unsaved + [(header_path, pre.header), (str(path), pre.body)] + _missing_stand_ins(pch_missing)
+    base = unsaved + [(header_path, pre.header), (str(path), pre.body)] + \
+        _missing_stand_ins(pch_missing, os.path.dirname(str(path)))
     # the rounds a plain parse has left after the preamble's missing headers (same final state)
     tu, diags, missing = _parse_rounds(str(path), main_args, base, max(1, _MAX_MISSING_ROUNDS - len(pch_missing)))
     if any(_PCH_TROUBLE.search(d.message) for d in diags):
@@ -662,12 +680,15 @@ class _PchTranslationUnit(ci.TranslationUnit):
         return iter([*self._pch_inclusions, *super().get_includes()])
 
 
+_RECOVERY_ROUNDS = 2  # recovery parses at most (the second only for names the first one's errors hid)
+
+
 def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> ParsedUnit:
     """``unit`` parsed again with a recovery header (``stand_in``) in the first missing header's
     place, when that reads more of the main file; else ``unit``. ``unsaved``: the parse's files
-    (fusionlint's headers, the main file's text). At most two more parses: one with every missing
+    (fusionlint's headers, the main file's text). At most three more parses: one with every missing
     header stood in when ``unit``'s rounds stopped at one more (its diagnostics are cut there), and
-    the recovery parse."""
+    the recovery parses (``_RECOVERY_ROUNDS``; a round is kept only when it reads more)."""
     path = str(unit.path)
     missing = list(unit.missing_headers)
     tu, diags = unit.tu, unit.diagnostics
@@ -679,27 +700,47 @@ def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> Par
         # a header found anywhere is still the real one, and those used are the ones found nowhere
         named = [n for n in dict.fromkeys(missing + recovery._INCLUDE.findall(recovery._code_keeping_includes(text)))
                  if not n.startswith("/")]
-        tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named))
-        diags = _diagnostics(tu)
+        for _ in range(_MAX_MISSING_ROUNDS):  # and what those headers' stand-ins leave missing in other headers
+            tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named, os.path.dirname(path)))
+            diags = _diagnostics(tu)
+            more = [m.group("name") for d in diags if d.severity == "fatal" and (m := _NOT_FOUND.match(d.message))]
+            more = [n for n in dict.fromkeys(more) if n not in named and not n.startswith("/")]
+            if not more:
+                break
+            named += more
         if any(d.severity == "fatal" for d in diags):
             return unit
         used = []
+        beside = {where: n for n in named for where, _ in _missing_stand_ins([n], os.path.dirname(path))[1:]}
         for inc in tu.get_includes():
             name = inc.include.name if inc.include is not None else ""
             if name.startswith(MISSING_DIR + "/"):
                 used.append(name[len(MISSING_DIR) + 1:])
+            elif name in beside:  # a relative include's stand-in, beside the main file
+                used.append(beside[name])
         missing = list(dict.fromkeys(missing + used))
     model = dict(unit.stand_ins) if unit.stand_ins is not None else stand_in_headers()
-    header = recovery.stand_in(tu, diags, path, text, model)
+    reported = list(diags)
+    header = recovery.stand_in(tu, reported, path, text, model)
     best = (tu, diags, None)
-    if header is not None:
-        files = [(name, header.text if i == 0 else body)
-                 for i, (name, body) in enumerate(_missing_stand_ins(missing))]
+    for _ in range(_RECOVERY_ROUNDS):
+        if header is None:
+            break
+        files = _missing_stand_ins(missing, os.path.dirname(path), header.text)
         tu2 = _index().parse(path, args=unit.args, unsaved_files=unsaved + files)
         diags2 = _diagnostics(tu2)
-        if not any(d.severity == "fatal" for d in diags2) and \
-                recovery._score(tu2, diags2, path, text) < recovery._score(tu, diags, path, text):
-            best = (tu2, diags2, header.names)
+        if any(d.severity == "fatal" for d in diags2) or \
+                recovery._score(tu2, diags2, path, text) >= recovery._score(best[0], best[1], path, text):
+            break
+        best = (tu2, diags2, header.names)
+        # names the first round's errors hid (``ColumnCount(A)`` with ``A`` of a type only the
+        # recovery declared is reported only now): one more round declares them too
+        known = {(d.path, d.line, d.column, d.message) for d in reported}
+        fresh = [d for d in diags2 if recovery.names_unknown(d) and (d.path, d.line, d.column, d.message) not in known]
+        if not fresh:
+            break
+        reported += fresh
+        header = recovery.stand_in(tu, reported, path, text, model)
     if best[0] is unit.tu:
         return unit
     tu, diags, names = best

@@ -125,6 +125,21 @@ def _use(tokens: list[str], i: int) -> str:
     return "value"
 
 
+def _type_argument(tokens: list[str], name: str) -> bool:
+    """Whether ``name`` is written as a type inside an expression: a template argument or a cast
+    (``args[0].cast<DLTensor*>()``, ``static_cast<Foo&>(x)``, ``(Foo*)p``), where clang reports it
+    as an undeclared identifier rather than an unknown type name."""
+    n = len(tokens)
+    for i, t in enumerate(tokens):
+        if t != name or not i or tokens[i - 1] not in ("<", ",", "("):
+            continue
+        nxt = tokens[i + 1] if i + 1 < n else ""
+        after = tokens[i + 2] if i + 2 < n else ""
+        if (tokens[i - 1] != "(" and nxt == ">") or (nxt in ("*", "&", "&&") and after in (">", ",", ")", "*")):
+            return True
+    return False
+
+
 def _chains(tokens: list[str], root: tuple[str, ...], node: _Node, self_use: bool = False) -> None:
     """Grow ``node`` with the qualified names written after ``root`` (``at::cuda::f(`` under ``("at",)``)."""
     n = len(root)
@@ -416,12 +431,14 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
             continue
         if name in templates or "template" in uses:
             globals_[name] = "template"
-        elif name in types:
+        elif name in types or _type_argument(all_tokens, name):
             nexts = {all_tokens[i + 1] for i, t in enumerate(all_tokens[:-1]) if t == name}
             globals_[name] = "attribute" if caps and nexts & _TYPE_WORDS else "type"
         elif "function" in uses:
             globals_[name] = "macro" if caps else "function"
-        elif caps:
+        else:
+            # clang looked for a value there (an undeclared identifier, not an unknown type name):
+            # a constant of the missing header (kDLFloat, CUDNN_DATA_HALF) or a global of it
             globals_[name] = "value"
     for ns, names_there in members.items():
         if not writer.ok(ns[0]) or any(p in _KEYWORDS or _NESTED_RESERVED.match(p) for p in ns[1:]) or "std" in ns:
@@ -610,6 +627,12 @@ def _score(tu: ci.TranslationUnit, diags: list, main_path: str, text: str) -> tu
     """(functions lost, errors in the main file): lower is better."""
     return (len(lost_functions(tu, main_path, text, diags)),
             sum(1 for d in diags if d.severity in ("error", "fatal") and d.path == main_path))
+
+
+def names_unknown(d) -> bool:
+    """Whether diagnostic ``d`` reports a name that ``stand_in`` declares (of a file, not of a stand-in)."""
+    return d.severity in ("error", "fatal") and bool(d.path) and not d.path.startswith("/__fusionlint__") and any(
+        pat.match(d.message) for pat in (_UNDECLARED, _UNKNOWN_TYPE, _NO_TEMPLATE, _NO_MEMBER))
 
 
 def wants_recovery(unit) -> bool:
