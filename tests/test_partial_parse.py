@@ -157,11 +157,22 @@ def test_names_of_a_namespace_the_file_opens_later_are_declared() -> None:
     assert cfg["function"] == "find_algo" and cfg["kind"] == "heuristic"
 
 
-def test_a_helper_whose_case_labels_the_parser_dropped_says_so_in_the_facts() -> None:
-    (cfg,) = _facts(PARTIAL / "enum_of_missing_header.cu")
-    why = "no return value from to_cuda() (the parser dropped code of it: case value is not a constant expression at line 9)"
-    assert cfg["parameters"]["matmul_desc"]["SCALE_TYPE"]["unknown"] == why
-    assert cfg["parameters"]["layout_A"]["TYPE"]["unknown"] == why
+def test_case_labels_of_a_missing_header_parse_and_only_the_run_time_switch_gives_alternatives() -> None:
+    # before, the parser dropped the switch (case value is not a constant expression) and both
+    # types were unknown ("no return value from to_cuda()")
+    path = PARTIAL / "enum_of_missing_header.cu"
+    configs = _facts(path)
+    # to_cuda(dtype): a run-time choice, one configuration per case; FRAMEWORK_THROW in the
+    # default case throws, so that alternative has no GEMM
+    assert sorted((c["when"], c["parameters"]["layout_A"]["TYPE"]["name"]) for c in configs) == [
+        (["`element_type` is `framework::DataType::kFloat` (line 11)"], "CUDA_R_32F"),
+        (["`element_type` is `framework::DataType::kHalf` (line 11)"], "CUDA_R_16F")]
+    # to_cuda(framework::DataType::kFloat): a constant whose value is not known; not a choice
+    why = ("to_cuda() returns different values on different paths, decided by `element_type`: "
+           "`framework::DataType::kFloat`, declared by a header found nowhere (its value is not known)")
+    assert {c["parameters"]["matmul_desc"]["SCALE_TYPE"].get("unknown") for c in configs} == {why}
+    rc, out, _ = run_cli("--no-cache", path)
+    assert rc == 0 and "FL105" not in out, out
 
 
 WRAPPER_KERNEL = PARTIAL / "wrapper_namespace_kernel.cu"  # fw::kernels::LinearBiasKernel<Context, T>
@@ -258,3 +269,40 @@ def test_a_header_missing_by_a_relative_path_gets_a_stand_in_where_it_is_looked_
     assert "../../3rdparty/half.h" in unit.missing_headers and "dlpack/dlpack.h" in unit.missing_headers
     (cfg,) = _facts(main)
     assert cfg["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] == "CUBLAS_COMPUTE_32F"
+
+
+REGISTRY_ENTRY = PARTIAL / "registry_entry.cc"  # TVM's shape: tensors from a packed function's args
+
+
+def test_names_only_an_expression_or_a_first_recovery_round_reveals_are_declared() -> None:
+    unit = parse_file(REGISTRY_ENTRY, ParseOptions(), text=REGISTRY_ENTRY.read_text())
+    assert {"DLTensor", "kDLInt", "ColumnCount", "TypeMatch", "TVMArgs"} <= set(unit.recovered or [])
+    errors = [d for d in unit.main_file_errors() if "DLTensor" in d.message or "ColumnCount" in d.message]
+    assert errors == []
+
+
+def test_sizes_from_a_packed_functions_args_are_run_time_data_of_the_entry_point(tmp_path: Path) -> None:
+    configs = [c for c in _facts(REGISTRY_ENTRY) if c["kind"] == "matmul"]
+    # (two: the branch on TypeMatch(...) is a choice)
+    assert [c["parameters"]["layout_A"]["ROWS"]["unknown"] for c in configs] == ["result of `ColumnCount(A, false)`"] * 2
+    # before: "`A` not typed by the parser (an error nearby?)" / "result of ColumnCount() at line 21";
+    # the recovery's ColumnCount(A&&...) is not taken to write `transb`: still the argument's value
+    assert "passed by reference" not in json.dumps(configs)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    src = proj / "registry_entry.cc"
+    src.write_text(REGISTRY_ENTRY.read_text())
+    (proj / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(proj), "file": src.name, "arguments": ["c++", "-c", src.name]}]))
+    rc, _, err = run_cli("index", "-p", proj / "compile_commands.json", "-j", "1")
+    assert rc == 0, err
+    rc, out, err = run_cli("facts", "-p", proj / "compile_commands.json", src)
+    assert rc == 0, err
+    cfg = [c for c in json.loads(out) if c["kind"] == "matmul"][0]
+    rows, cols = cfg["parameters"]["layout_A"]["ROWS"], cfg["parameters"]["layout_A"]["COLS"]
+    # (without the index, CallIgemm might be called by another file: its `args` come from that caller)
+    assert rows["runtime"] == "`ColumnCount(A, false)`", rows
+    assert cols["runtime"] == "`ColumnCount(B, transb)`", cols
+    # the branch on TypeMatch(A->dtype, kDLInt, 8) is decided by the tensor's type: run-time data
+    c_type = [c["parameters"]["layout_C"]["TYPE"] for c in json.loads(out) if c["kind"] == "matmul"]
+    assert {t.get("name") for t in c_type} == {"CUDA_R_8I", "CUDA_R_32I"}, c_type

@@ -92,6 +92,9 @@ CATEGORIES = (  # (category, pattern); the first that matches
     ("attribute id unknown", re.compile(r"^attribute id: ")),
     # a shape whose facts give no reason for the extent left open (they do since the facts' ``open``)
     ("shape extent not resolved", re.compile(r"^an extent of `")),
+    # a constant or global of a header found nowhere (its value is fixed but not known), also a
+    # value decided by one (the facts' "decided by `X`: ..."): not run-time data
+    ("constant of a header found nowhere", re.compile(r"declared by a header found nowhere")),
     ("caller parameter", re.compile(r"is a parameter of .*its value comes from the caller|^parameter \w+")),
     ("object member (set elsewhere)", re.compile(r"^member \w+ not set|^this$")),
     ("template / dependent type", re.compile(r"dependent type|template|typename|non-type|\bof \?", re.I)),

@@ -28,6 +28,10 @@ from fusionlint.model.values import Unknown, Value
 MAX_CHOICES = 5
 MAX_RUNS = 32
 MAX_FILE_RUNS = 256
+# interpreter steps the alternative runs of one file may take (shared out among its root functions
+# by what one run of each costs): a bound on time that is the same on every machine (about 25 s
+# here for TransformerEngine's cublaslt_gemm.cu, four entry points into one large GEMM function)
+MAX_FILE_STEPS = 500_000
 ID_SPAN = 100_000  # object ids of one root function's runs: ID_SPAN * (its index + 1) + 1 on
 
 
@@ -66,28 +70,36 @@ def expand(configs: list[Configuration], interp: Interpreter, new_handler: Calla
     for cfg in configs:
         by_root.setdefault(cfg.root, []).append(cfg)
     out: list[Configuration] = []
-    left = MAX_FILE_RUNS
+    left, steps_left = MAX_FILE_RUNS, MAX_FILE_STEPS
+    roots_left = sum(1 for group in by_root.values() if _keys(group, interp))
     for j, (root, group) in enumerate(by_root.items()):
         keys = _keys(group, interp)
+        if keys:  # this root's share of the steps left, at what one run of it cost
+            share = steps_left // max(roots_left, 1)
+            roots_left -= 1
+            keys = _keys(group, interp, max(1, share // max(interp.root_steps.get(root, 0), 1)))
         if not keys or _runs(interp, keys) > left:
             out += group
             continue
         left -= _runs(interp, keys)
+        steps_left -= _runs(interp, keys) * interp.root_steps.get(root, 0)
         out += _alternatives(root, keys, interp, lambda j=j: new_handler(ID_SPAN * (j + 1) + 1), contexts)
     return sorted(out, key=lambda c: (c.site.line, c.site.column, c.kind))
 
 
-def _keys(group: list[Configuration], interp: Interpreter) -> list[str]:
-    """The choices (at most ``MAX_CHOICES``, in source order, their product at most ``MAX_RUNS``
-    arms) that the root function's configurations are expanded over; [] when there are none."""
+def _keys(group: list[Configuration], interp: Interpreter, max_runs: int = MAX_RUNS) -> list[str]:
+    """The choices (at most ``MAX_CHOICES``, in source order, their product at most ``max_runs``
+    (``MAX_RUNS`` at most) arms) that the root function's configurations are expanded over; [] when
+    there are none."""
+    max_runs = min(max_runs, MAX_RUNS)
     keys: list[str] = []
     for cfg in group:
-        keys += [k for k in choices_of(cfg) if k in interp.choices and k not in keys]
+        keys += [k for k in choices_of(cfg) if k in interp.choices and k not in keys and not interp.choices[k].fixed]
     keys.sort(key=lambda k: (interp.choices[k].loc.line, interp.choices[k].loc.column))
     keys = keys[:MAX_CHOICES]
-    while len(keys) > 1 and _runs(interp, keys) > MAX_RUNS:
+    while len(keys) > 1 and _runs(interp, keys) > max_runs:
         keys.pop()
-    return keys if keys and _runs(interp, keys) <= MAX_RUNS else []
+    return keys if keys and _runs(interp, keys) <= max_runs else []
 
 
 def _alternatives(root: str, keys: list[str], interp: Interpreter, new_handler: Callable[[], object],

@@ -31,6 +31,11 @@ class Choice:
     text: str  # the condition as written (``!`` taken off: the arms are those of the rest)
     loc: Loc
     arms: tuple[str, ...]
+    # decided by a value fixed before the program runs that fusionlint does not know (a constant of
+    # a header found nowhere; this says which, "" for a runtime choice): one arm is taken every time,
+    # not known which, so its alternatives are not checked one by one (alternatives._keys) and the
+    # values it decides stay unknown
+    fixed: str = ""
 
     def says(self, arm: int) -> str:
         """The condition under which alternative ``arm`` runs, for a message."""
@@ -83,6 +88,28 @@ def merge_outcomes(before: dict[Key, Value], outcomes: list[dict[Key, Value]], r
     return merged
 
 
+# what the interpreter says of a constant the partial-parse recovery declared (interp._decl_ref)
+FOUND_NOWHERE = "declared by a header found nowhere (its value is not known)"
+
+
+def is_fixed_unknown(value: Value) -> bool:
+    """A value fixed before the program runs that fusionlint does not know: a constant of a header
+    found nowhere (not run-time data: the same in every run)."""
+    return isinstance(value, Unknown) and not value.runtime and FOUND_NOWHERE in value.reason
+
+
+def fixed_note(value: Value) -> str:
+    """What a merge reason adds when the condition is a value fixed before the program runs that
+    fusionlint does not know (``is_fixed_unknown``): which one; else ""."""
+    return f", decided by {value.reason}" if is_fixed_unknown(value) else ""
+
+
+def fixed_choices_note(keys, choices: dict[str, Choice]) -> str:
+    """``fixed_note`` for a merge of paths some of whose ``keys`` are fixed choices (see ``Choice.fixed``)."""
+    said = [choices[k].fixed for k in keys if k in choices and choices[k].fixed]
+    return f", decided by {'; '.join(dict.fromkeys(said))}" if said else ""
+
+
 def condition_runtime(text: str, line: int, value: Value | None) -> str:
     """The run-time data a branch is decided on: its condition ``text`` (written at ``line``), when
     the condition's ``value`` is known to be run-time data; else ""."""
@@ -117,14 +144,21 @@ class ChoiceMixin:
         key = f"{fn}|{text}|{tail}"
         if c.kind == K.DECL_REF_EXPR:
             key = self._variable_choice_key(c.referenced, self.eval(c), tail) or key
-        choice = self.choices.get(key) or Choice(key, text, loc_of(tested), arms)
+        choice = self.choices.get(key)
+        if choice is None:
+            value = self.eval(c) if not calls_defined_code(c) else None
+            choice = Choice(key, text, loc_of(tested), arms,
+                            fixed=f"`{text}`: {value.reason}" if is_fixed_unknown(value) else "")
         return choice, negated, c if pointer is not None else None
 
     @staticmethod
     def _variable_choice_key(ref: ci.Cursor | None, value: Value, tail: str = "") -> str | None:
         """The choice key of a condition that reads one variable ``ref`` (whose value is ``value``)."""
-        if isinstance(value, Unknown) and value.origin is not None and _PARAMETER.search(value.reason):
-            # a variable holding a root function's parameter: one choice wherever it is read
+        if isinstance(value, Unknown) and value.origin is not None and (
+                _PARAMETER.search(value.reason) or ref is not None and ref.kind == K.PARM_DECL):
+            # a variable holding a root function's parameter: one choice wherever it is read; a
+            # parameter of a function called more than once (``ToCudaDataType(dtype_A)``,
+            # ``ToCudaDataType(dtype_B)``): one choice per value it is called with, not one for all
             return f"parameter|{value.origin.path}:{value.origin.line}:{value.origin.column}|{tail}"
         if ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL):
             # one variable is one choice in every function that reads it: a lambda that captures
@@ -260,7 +294,7 @@ class ChoiceMixin:
                 self._run_case(stmts, arms[chosen][2])
             return
         self._branches_of_cases(stmts, [i for _, _, i in arms], has_default, stmt, choice,
-                                condition_runtime(written(cond_c) or "?", stmt.location.line, cond))
+                                condition_runtime(written(cond_c) or "?", stmt.location.line, cond), fixed_note(cond))
 
     def _run_case(self, stmts: list[ci.Cursor], start: int) -> None:
         """Run a switch body from the case at ``start`` to the first ``break`` (falling through)."""
@@ -287,9 +321,10 @@ class ChoiceMixin:
                 return
 
     def _branches_of_cases(self, stmts: list[ci.Cursor], starts: list[int], has_default: bool,
-                           stmt: ci.Cursor, choice: Choice | None, runtime: str = "") -> None:
+                           stmt: ci.Cursor, choice: Choice | None, runtime: str = "", note: str = "") -> None:
         """Every case of a switch whose value is not known, each from the same state, merged
-        (``runtime``: the run-time data the switch is on, see ``condition_runtime``)."""
+        (``runtime``: the run-time data the switch is on, see ``condition_runtime``; ``note``: what
+        the merge reason adds, see ``fixed_note``)."""
         before = dict(self.env)
         frame = self.frame
         saved_done = frame.done
@@ -309,7 +344,7 @@ class ChoiceMixin:
         if not outcomes:  # every case ends here
             self.env, frame.dead, frame.done = before, True, True
             return
-        self.env = merge_outcomes(before, outcomes, f"switch at line {stmt.location.line}",
+        self.env = merge_outcomes(before, outcomes, f"switch at line {stmt.location.line}{note}",
                                   (choice.key,) if choice is not None else (), runtime)
 
 

@@ -26,6 +26,7 @@ CHECK_MACROS = frozenset({"TORCH_CHECK", "TORCH_CHECK_VALUE", "TORCH_CHECK_INDEX
                           "NVTE_CHECK", "FT_CHECK", "FT_CHECK_WITH_INFO", "CHECK"})
 # macros that always throw
 ERROR_MACROS = frozenset({"NVTE_ERROR", "AT_ERROR", "FT_LOG_ERROR_AND_THROW"})
+THROW_MACRO = re.compile(r"(?:^|_)THROW(?:_|$)")  # ORT_THROW, PADDLE_THROW: always throw too
 
 
 def never_returns(stmt: ci.Cursor, evaluate: Callable[[ci.Cursor], Value]) -> bool:
@@ -44,7 +45,7 @@ def never_returns(stmt: ci.Cursor, evaluate: Callable[[ci.Cursor], Value]) -> bo
                                                                                  if callee.semantic_parent else ""):
         return False
     macro = _word_at(c.extent.start)
-    if macro in ERROR_MACROS:
+    if macro in ERROR_MACROS or THROW_MACRO.search(macro or ""):
         return True
     if macro not in CHECK_MACROS:
         return False

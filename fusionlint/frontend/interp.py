@@ -19,7 +19,8 @@ import clang.cindex as ci
 from fusionlint.frontend import clangext, loops
 from fusionlint.frontend.arith import BINOPS as _BINOPS, wrap_int as _wrap_int
 from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the API
-    Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, merge_outcomes)
+    FOUND_NOWHERE, Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, fixed_choices_note, fixed_note,
+    is_fixed_unknown, merge_outcomes)
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
     NON_EXPR_CHILDREN,
     with_defaults,
@@ -93,6 +94,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         self._arms = 0
         self._frame_ids = 0
         self._steps = 0
+        self.root_steps: dict[str, int] = {}  # interpreter steps each root function's run took (by USR)
         self._relevant: dict[str, bool] = {}
         self._decls: dict[Key, ci.Cursor] = {}  # global/static variables met, for their initializers
         self._definitions: dict[ci.Cursor, ci.Cursor] = {}  # one cursor object per callee definition
@@ -199,6 +201,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 begin()
             self.root_dead = False
             self.invoke(f, [], list(context.args) if context is not None else [], this_key=this_key)
+            self.root_steps[f.get_usr()] = self.root_steps.get(f.get_usr(), 0) + self._steps
             if end is not None:
                 end(self.root_dead)
         self.context_via = []
@@ -397,7 +400,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             else:
                 self.root_dead = True
         if frame.branch_returns:
-            return _merged_returns(fn, frame)
+            return _merged_returns(fn, frame, self.choices)
         if frame.returned is not None:
             return frame.returned
         return Unknown(f"no return value from {fn.spelling}(){_parse_errors_in(fn)}")
@@ -498,10 +501,14 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         # the objects a caller passes is the caller's (Symbol.from_caller) as they are
         inputs = [self._receiver(callee, this_key), *args]
         why = first_runtime(inputs)
+        if name.startswith("operator ") and callee is not None and callee.kind == K.MEMBER_REF_EXPR:
+            base = expr_children(callee)
+            converted = self.eval(base[0]) if base and not calls_defined_code(base[0]) else None
+            if is_fixed_unknown(converted):  # a conversion of a missing header's constant: still that constant
+                return converted
         if _is_runtime_object(cursor.type):  # (an operator of a stand-in type: as written, ``t.size``)
-            # (an operator of a stand-in type, a method of one: as written, ``t.size``, ``args[0].cast<T*>()``)
-            label = written(cursor) if (name.startswith("operator") or callee is not None and
-                                        callee.kind == K.MEMBER_REF_EXPR) and len(written(cursor)) <= 60 else ""
+            # (as written: ``t.size``, ``args[0].cast<T*>()``, ``ColumnCount(A, false)``)
+            label = written(cursor) if len(written(cursor)) <= 60 else ""
             return Symbol(label or f"{name}()", cursor.type.spelling, origin,
                           from_caller=not why and any(isinstance(v, Symbol) and v.from_caller for v in inputs))
         shown = written(cursor) if name.startswith("operator ") else ""  # a conversion: what it converts
@@ -622,7 +629,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if chosen is not None:
                 self.exec(chosen)
             return
-        self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}",
+        self._branches([b for b in (then_, else_)], reason=f"branch at line {stmt.location.line}{fixed_note(cond)}",
                        choices=(*keys, *getattr(cond, "choices", ())),
                        runtime=condition_runtime(written(rest[0]) or "?", stmt.location.line, cond))
 
@@ -980,6 +987,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 return self.eval(kids[0])               # body (``DTYPE_OUT`` in ``igemmlt<8, 1>``: 8)
             return Unknown(f"'{cursor.spelling}' did not resolve (parse error?)", origin)
         if ref.kind == K.ENUM_CONSTANT_DECL:
+            if _recovered(ref):  # a case label's constant of a missing header: its value is made up
+                return Unknown(f"`{written(cursor) or ref.spelling}`, {FOUND_NOWHERE}", origin, ref.type.spelling)
             return Known(ref.enum_value, origin, via=ref.spelling, ctype=ref.type.spelling)
         if ref.kind == K.PARM_DECL and self.frames:
             pusr = ref.get_usr() or ref.spelling
@@ -996,6 +1005,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             key = self.var_key(ref)
             if key in self.env:
                 return self.env[key]
+            if _recovered(ref):  # ``extern any X;`` of the recovery: a constant or global of a missing header
+                return Unknown(f"`{written(cursor) or ref.spelling}`, {FOUND_NOWHERE}", origin, ref.type.spelling)
             if _is_constant(ref) or key[0] == "global":
                 value = self._initial_value(ref, origin)
                 if isinstance(value, Unknown):
@@ -1121,14 +1132,16 @@ def _parse_errors_in(fn: ci.Cursor) -> str:
     return ""
 
 
-def _merged_returns(fn: ci.Cursor, frame: Frame) -> Value:
+def _merged_returns(fn: ci.Cursor, frame: Frame, known: dict[str, Choice]) -> Value:
     """The result of a call whose ``return``s sit in branches the run could not decide: the value
-    when every path returns the same one, else unknown (which path runs is not known here)."""
+    when every path returns the same one, else unknown (which path runs is not known here;
+    ``known``: the choices met, to say which fixed value decides it)."""
     values = [*frame.branch_returns, *([frame.returned] if frame.returned is not None else [])]
     if all(same(v, values[0]) for v in values[1:]):
         return values[0]
     choices = tuple(dict.fromkeys([*frame.return_choices, *(c for v in values for c in getattr(v, "choices", ()))]))
-    return Unknown(f"{function_label(fn)}() returns different values on different paths", loc_of(fn),
+    return Unknown(f"{function_label(fn)}() returns different values on different paths"
+                   f"{fixed_choices_note(choices, known)}", loc_of(fn),
                    choices=choices, runtime=frame.return_runtime or first_runtime(values))
 
 

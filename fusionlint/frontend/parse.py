@@ -241,10 +241,13 @@ def _parse_rounds(path: str, args: list[str], unsaved: list[tuple[str, str]], ro
 
 
 def _real_includes(tu: ci.TranslationUnit) -> list[str]:
+    """The files on disk the parse read (not fusionlint's virtual headers, nor the stand-in of a
+    header missing by a relative path, put beside the file that includes it: on no disk, it would
+    keep the parse's results out of every cache)."""
     out = []
     for inc in tu.get_includes():
         name = inc.include.name if inc.include is not None else ""
-        if name and not is_virtual(name):
+        if name and not is_virtual(name) and os.path.exists(name):
             out.append(name)
     return list(dict.fromkeys(out))
 

@@ -32,6 +32,9 @@ from functools import lru_cache
 import clang.cindex as ci
 
 ANY = "::fusionlint_partial::any"
+# the values of the constants the recovery declares for ``case`` labels (one each, from here up):
+# made up, so the interpreter reads such a constant as unknown (frontend/interp.py)
+CONSTANT_BASE = 0x46550000
 GUARD = "FUSIONLINT_PARTIAL_RECOVERY"
 
 # names fusionlint never declares: cuBLASLt / cuBLAS, the CUDA runtime and driver, CUTLASS, CuTe
@@ -123,6 +126,21 @@ def _use(tokens: list[str], i: int) -> str:
             (re.match(r"[A-Za-z_]", nxt) and nxt not in _KEYWORDS):
         return "type"
     return "value"
+
+
+def _case_labels(tokens: list[str]) -> frozenset[str]:
+    """The names written as ``case`` labels (``case ONNX_NAMESPACE::TensorProto_DataType_FLOAT:``: the last part)."""
+    out = set()
+    for i, t in enumerate(tokens):
+        if t != "case":
+            continue
+        j, last = i + 1, ""
+        while j < len(tokens) and (tokens[j] == "::" or re.match(r"[A-Za-z_]\w*$", tokens[j])):
+            last = tokens[j] if tokens[j] != "::" else last
+            j += 1
+        if last and j < len(tokens) and tokens[j] == ":":
+            out.add(last)
+    return frozenset(out)
 
 
 def _type_argument(tokens: list[str], name: str) -> bool:
@@ -223,8 +241,11 @@ class StandIn:
 
 
 class _Writer:
-    def __init__(self, reserved: frozenset[str]) -> None:
+    def __init__(self, reserved: frozenset[str], case_labels: frozenset[str] = frozenset()) -> None:
         self.reserved = reserved
+        # names written as ``case`` labels: constants (an enumerator each, a value of its own, so
+        # that the switch parses; the interpreter does not take that value, see CONSTANT_BASE)
+        self.case_labels = sorted(case_labels)
         self.forwards_api = False  # a namespace of wrappers names cuBLASLt functions (see node)
 
     def ok(self, name: str) -> bool:
@@ -263,6 +284,8 @@ class _Writer:
             return [f"{indent}template <class... T, class... A> {static}{ANY} {name}(A&&...);",
                     f"{indent}template <class... T, class E, class... A> {static}{ANY} {name}("
                     "std::initializer_list<E>, A&&...);"]
+        if name in self.case_labels:
+            return [f"{indent}enum : long long {{ {name} = {CONSTANT_BASE + self.case_labels.index(name)}LL }};"]
         return [f"{indent}{'static' if in_struct else 'extern'} {ANY} {name};"]
 
 
@@ -370,7 +393,7 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
     code = {p: _code(t) for p, t in texts.items()}
     tokens = {p: _TOKEN.findall(c) for p, c in code.items()}
     all_tokens = [t for ts in tokens.values() for t in ts]
-    writer = _Writer(reserved)
+    writer = _Writer(reserved, _case_labels(all_tokens))
 
     def defined_in_text(name: str) -> bool:
         return any(re.search(_DECLARED_IN_TEXT.format(re.escape(name)), c) for c in code.values())
