@@ -306,3 +306,23 @@ def test_sizes_from_a_packed_functions_args_are_run_time_data_of_the_entry_point
     # the branch on TypeMatch(A->dtype, kDLInt, 8) is decided by the tensor's type: run-time data
     c_type = [c["parameters"]["layout_C"]["TYPE"] for c in json.loads(out) if c["kind"] == "matmul"]
     assert {t.get("name") for t in c_type} == {"CUDA_R_8I", "CUDA_R_32I"}, c_type
+
+
+def test_the_algorithm_count_the_heuristic_writes_is_run_time_data(tmp_path: Path) -> None:
+    configs = _facts(PARTIAL / "heuristic_count_check.cu")
+    assert sorted(c["kind"] for c in configs) == ["heuristic", "matmul"]
+    # what the count is after the call (before: the 0 it was initialised with, which made
+    # TransformerEngine's `if (returnedResults == 0) NVTE_ERROR(...)` end every path to its matmul)
+    src = tmp_path / "count.cu"
+    src.write_text(
+        "#include <cublasLt.h>\n"
+        "void f(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatmulPreference_t p) {\n"
+        "  cublasLtMatmulHeuristicResult_t r = {};\n"
+        "  int returned = 0;\n"
+        "  const auto status = cublasLtMatmulAlgoGetHeuristic(lt, desc, a, a, a, a, p, 1, &r, &returned);\n"
+        "  cublasLtMatrixLayout_t counted;\n"
+        "  cublasLtMatrixLayoutCreate(&counted, CUDA_R_32F, returned, 8, 8);\n"
+        "  cublasLtMatmulAlgoGetHeuristic(lt, desc, counted, a, a, a, p, 1, &r, &returned);\n"
+        "}\n")
+    rows = _facts(src)[-1]["parameters"]["layout_A"]["ROWS"]
+    assert rows.get("runtime") == "what cublasLtMatmulAlgoGetHeuristic() at line 5 found", rows

@@ -228,6 +228,16 @@ class CublasLtHandler:
                            interp.cond_depth > 0)
         self._context(interp, cfg)
         self.configs.append(cfg)
+        # what it writes back is what cuBLASLt finds at run time (also when its status is kept:
+        # ``const auto status = cublasLtMatmulAlgoGetHeuristic(...)``): ``if (returned == 0)
+        # NVTE_ERROR(...)`` after it must not read the 0 the count held before, or the matmul after
+        # that check is taken for one no path reaches (TransformerEngine's cublas_gemm)
+        for key in ("results", "count"):
+            out = named.get(key)
+            if isinstance(out, Address):
+                interp.store(out.key, Unknown(
+                    f"{out.name.lstrip('&')} written by cublasLtMatmulAlgoGetHeuristic() at line {loc.line}", loc,
+                    out.ctype, runtime=f"what cublasLtMatmulAlgoGetHeuristic() at line {loc.line} found"))
 
     def _matmul(self, interp: Interpreter, call: ci.Cursor, args: list[Value], loc: Loc) -> None:
         named = dict(zip(MATMUL_ARGS, args))
