@@ -26,7 +26,9 @@ CHECK_MACROS = frozenset({"TORCH_CHECK", "TORCH_CHECK_VALUE", "TORCH_CHECK_INDEX
                           "NVTE_CHECK", "FT_CHECK", "FT_CHECK_WITH_INFO", "CHECK"})
 # macros that always throw
 ERROR_MACROS = frozenset({"NVTE_ERROR", "AT_ERROR", "FT_LOG_ERROR_AND_THROW"})
-THROW_MACRO = re.compile(r"(?:^|_)THROW(?:_|$)")  # ORT_THROW, PADDLE_THROW: always throw too
+# a project's own throw (ORT_THROW, PADDLE_THROW): always throws too; not CUDA_CALL_THROW(expr),
+# ORT_THROW_IF_ERROR(expr), which throw only when their call fails
+THROW_MACRO = re.compile(r"^[A-Z][A-Z0-9]*_THROW$")
 
 
 def never_returns(stmt: ci.Cursor, evaluate: Callable[[ci.Cursor], Value]) -> bool:
