@@ -57,7 +57,8 @@ def forced_includes(args: Iterable[str]) -> tuple[str, ...]:
                  and not args[i + 1].startswith("/__fusionlint__"))
 
 
-_CUBLASLT = re.compile(rb"(?i:cublaslt)")
+CUBLASLT = re.compile(rb"(?i:cublaslt)")
+_CUBLASLT = CUBLASLT
 
 
 def names_cublaslt(path: str) -> bool:
@@ -73,7 +74,13 @@ def names_cublaslt(path: str) -> bool:
 class Prefilter:
     """Decides relevance for many files, sharing what it learnt about headers between them."""
 
-    def __init__(self) -> None:
+    def __init__(self, tokens: re.Pattern[bytes] = TOKENS, project_only: bool = False) -> None:
+        """``tokens``: what makes a file relevant (default: cuBLASLt or CUTLASS; the project index's
+        first pass: cuBLASLt only, ``CUBLASLT``). ``project_only``: follow only the headers found in
+        ``-I``/``-iquote`` directories and beside their includer (not the system's: a computed
+        include in /usr/include/limits.h would make every file relevant)."""
+        self.tokens = tokens
+        self.project_only = project_only
         self._direct: dict[str, tuple[bool, tuple]] = {}  # absolute path -> (token hit, includes)
         self._dirs: dict[tuple, tuple] = {}  # compiler arguments -> (include directories, -include files)
         self._listing: dict[str, frozenset[str] | None] = {}  # directory -> its entries
@@ -106,7 +113,7 @@ class Prefilter:
         self._mentions[path] = data is None or _FUSIONLINT.search(data) is not None
         if data is None or len(data) > _MAX_BYTES or b"\x00" in data[:8192]:
             result: tuple[bool, tuple] = (True, ())
-        elif TOKENS.search(data):
+        elif self.tokens.search(data):
             result = (True, ())
         else:
             includes = []
@@ -189,12 +196,15 @@ class Prefilter:
     # -- entry point -----------------------------------------------------------------------
     def relevant(self, path: str, args: Iterable[str], defines: Iterable[str] = ()) -> bool:
         """Whether ``path`` may hold a configuration given these compiler arguments."""
-        if any(TOKENS.search(d.encode("utf-8", "replace")) for d in defines):
+        if any(self.tokens.search(d.encode("utf-8", "replace")) for d in defines):
             return True
         args = tuple(args)
         if args not in self._dirs:
-            self._dirs[args] = (search_dirs(args) + tuple(d for d in DEFAULT_DIRS if os.path.isdir(d)),
-                                forced_includes(args))
+            if self.project_only:
+                self._dirs[args] = (search_dirs(args, ("-I", "-iquote")), ())
+            else:
+                self._dirs[args] = (search_dirs(args) + tuple(d for d in DEFAULT_DIRS if os.path.isdir(d)),
+                                    forced_includes(args))
         dirs, forced_files = self._dirs[args]
         real = os.path.abspath(path)
         hit, includes = self._scan(real)

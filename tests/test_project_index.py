@@ -291,3 +291,27 @@ def test_what_a_function_of_another_file_returns_reaches_the_gemm_through_the_in
     returns = index.contexts_for(proj / "gemm.cu")[0].returns
     version = next(v for usr, v in returns.items() if "lt_version" in usr)
     assert version.runtime.endswith(", returned by lt_version() (settings.cpp:4)")
+
+
+def test_the_index_reads_a_file_that_calls_cublaslt_through_its_headers_and_skips_a_mere_mention(tmp_path):
+    """bitsandbytes' ops.cu calls cuBLASLt only through macros of a header it includes (its own text
+    never names it): it is indexed in the first pass. A file that merely mentions the name of an
+    indexed function (``int make_desc = 0;``, as every CUTLASS example writes ``using Gemm = ...``
+    where FasterTransformer has a method Gemm) is not parsed for it; nor is a computed include of a
+    system header (/usr/include/limits.h) taken for a header that names cuBLASLt."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "compat.h").write_text(
+        "#pragma once\n#include <limits.h>\n#include <cublasLt.h>\n"
+        "typedef cublasLtMatmulDesc_t desc_t;\n#define lt_desc_create cublasLtMatmulDescCreate\n")
+    (proj / "lib.cu").write_text(
+        '#include "compat.h"\n'
+        "void make_desc(desc_t* d, cublasComputeType_t c) { lt_desc_create(d, c, CUDA_R_32F); }\n")
+    (proj / "other.cu").write_text("#include <limits.h>\nint make_desc = 0;\nint other() { return make_desc; }\n")
+    (proj / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(proj), "file": name, "arguments": ["nvcc", "-I.", "-c", name]}
+        for name in ("lib.cu", "other.cu")]), encoding="utf-8")
+    rc, out, err = run_cli("index", "-p", proj / "compile_commands.json", "-j", "1")
+    assert rc == 0, err
+    assert re.search(r"2 files \(1 parsed, 0 cached, 1 without calls of indexed functions\), "
+                     r"1 functions reaching cuBLASLt", err + out), err + out

@@ -683,6 +683,15 @@ class _PchTranslationUnit(ci.TranslationUnit):
         return iter([*self._pch_inclusions, *super().get_includes()])
 
 
+def _includes_written_in(path: str) -> list[str]:
+    """The headers a file on disk includes, as written (none when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return recovery._INCLUDE.findall(recovery._code_keeping_includes(f.read()))
+    except OSError:
+        return []
+
+
 _RECOVERY_ROUNDS = 2  # recovery parses at most (the second only for names the first one's errors hid)
 
 
@@ -707,6 +716,11 @@ def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> Par
             tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named, os.path.dirname(path)))
             diags = _diagnostics(tu)
             more = [m.group("name") for d in diags if d.severity == "fatal" and (m := _NOT_FOUND.match(d.message))]
+            # a header that stopped the parse at one of its includes likely misses more of them (one
+            # parse each, clang stopping at the first): every include it writes is stood in at once
+            # (a stand-in is searched last: a header found anywhere is still the real one)
+            more += [n for d in diags if d.severity == "fatal" and _NOT_FOUND.match(d.message) and d.path
+                     for n in _includes_written_in(d.path)]
             more = [n for n in dict.fromkeys(more) if n not in named and not n.startswith("/")]
             if not more:
                 break

@@ -156,23 +156,25 @@ def run_index(opts: CheckOptions, paths: list[str]) -> int:
 def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, progress, stats: dict,
                    api_holder: list) -> tuple[dict[str, dict], dict[str, dict]]:
     """Index ``files`` of one project: ({resolved path: {"key", "content", "record"}}, every file's
-    project headers: ``_record_includes``). Files whose own
-    text names cuBLASLt first (those can define a function that calls it; a CUTLASS-only file is not
-    parsed for that); then the others that name one of the functions those define (a caller that
-    names no cuBLASLt function itself) or one of the functions of other files those call (a file
-    that may define it: what it returns)."""
-    from fusionlint.prefilter import names_cublaslt
+    project headers: ``_record_includes``). Files whose text or headers name cuBLASLt first (those
+    can define a function that calls it; a CUTLASS-only file is not parsed for that); then the
+    others that call one of the functions those define (a caller that names no cuBLASLt function
+    itself) or define one of the functions of other files those call (what it returns)."""
+    from fusionlint.prefilter import CUBLASLT, Prefilter
     from fusionlint.run import workers
 
     jobs = opts.jobs or _default_jobs()
     done: dict[str, dict] = {}
     first: list[tuple[Path, object, list[str]]] = []
+    # (the file or a header it includes names cuBLASLt: bitsandbytes' ops.cu calls it through macros
+    # of compat.cuh, included by ops.cuh)
+    names_cublaslt = Prefilter(CUBLASLT, project_only=True)
     later: list[tuple[Path, object, list[str]]] = []
     for f in files:
         options, args = checker.parse_options_of(f)
         if not opts.no_pch:
             options.pch_dir = str(cache_files(root, "pch"))
-        relevant = opts.no_prefilter or names_cublaslt(str(f))
+        relevant = opts.no_prefilter or names_cublaslt.relevant(str(f), args)
         (first if relevant else later).append((f, options, args))
     includes = _record_includes([(f, args) for f, _options, args in first + later])
 
@@ -228,9 +230,14 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
     phase(first)
     names = {fn["name"] for e in done.values() for fn in e["record"].get("functions", ())}
     names |= _called_elsewhere(done.values())  # files that may define what those call (their returns)
+    # (no file calls main, CUDALibrarySamples' main files reach cuBLASLt; no file of the project
+    # defines malloc, to_string or a compiler builtin)
+    names = {n for n in names if n != "main" and not n.startswith("__") and n not in _LIBRARY_FUNCTIONS}
     wanted_later = []
     if names and later:
-        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+        # the name written as a call or a definition, ``f(``, ``f<T>(``: not any mention (FasterTransformer's
+        # method Gemm is also every CUTLASS example's ``using Gemm = ...``, parsed for nothing)
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*(?:<[^;{}()]*>\s*)?\(")
         for item in later:
             try:
                 text = item[0].read_text(encoding="utf-8", errors="replace")
@@ -250,6 +257,16 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
     stats["functions"] += len(usrs)
     stats["calls"] += sum(1 for e in done.values() for c in e["record"].get("calls", ()) if c.get("usr") in usrs)
     return done, includes
+
+
+# functions of the C and C++ standard libraries a file may call that no file of a project defines
+_LIBRARY_FUNCTIONS = frozenset("""
+malloc calloc realloc free memset memcpy memmove memcmp strlen strcmp strncmp strcpy strncpy printf fprintf
+sprintf snprintf puts fflush abort exit getenv atoi atof strtol strtoul strtod fopen fclose fread fwrite
+to_string stoi stol stoll stoul stoull stof stod min max swap move forward make_pair make_tuple make_unique
+make_shared sort fill copy transform accumulate iota assert rand srand time clock sqrt sqrtf exp expf log logf
+pow powf fabs fabsf abs floor ceil round
+""".split())
 
 
 def _called_elsewhere(entries) -> set[str]:
