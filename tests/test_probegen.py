@@ -101,3 +101,28 @@ def _write(tmp_path: Path, source: str) -> Path:
     path = tmp_path / "probe.cu"
     path.write_text(source)
     return path
+
+
+def test_a_value_attribute_set_from_an_object_is_a_stand_in_not_a_crash(tmp_path: Path) -> None:
+    # PyTorch's SM_COUNT_TARGET = props->multiProcessorCount - carveout.value(), with ATen's headers
+    # missing: the value is an object of a stood-in type (a Symbol), which `verify` crashed on
+    # ("'Symbol' object has no attribute 'value'") before writing any probe of the file
+    src = tmp_path / "sm_count.cu"
+    src.write_text(
+        '#include "framework/device_props.h"  // found nowhere\n'
+        "#include <cublasLt.h>\n"
+        "void gemm(cublasLtHandle_t lt, const fw::Props& props, cublasLtMatmulPreference_t p) {\n"
+        "  cublasLtMatrixLayout_t a;\n"
+        "  cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, 64, 64, 64);\n"
+        "  cublasLtMatmulDesc_t d;\n"
+        "  cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F);\n"
+        "  auto sms = props.count() - props.reserved();\n"
+        "  cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof(sms));\n"
+        "  cublasLtMatmulHeuristicResult_t r;\n"
+        "  int n = 0;\n"
+        "  cublasLtMatmulAlgoGetHeuristic(lt, d, a, a, a, a, p, 1, &r, &n);\n"
+        "}\n")
+    (cfg,) = extract_file(src, ParseOptions()).configurations
+    probe = generate(cfg)
+    assert any("CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET: unknown" in s and "not set: the library default" in s
+               for s in probe.substitutions), probe.substitutions

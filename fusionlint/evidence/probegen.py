@@ -22,7 +22,7 @@ from pathlib import Path
 from fusionlint.evidence.probe_names import unique_stem
 from fusionlint.model.cublaslt_facts import AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend.api.model import ApiModel, load_model
-from fusionlint.model.values import Known, Unknown
+from fusionlint.model.values import Known, Unknown, describe
 from fusionlint.rules.derived import pointee_data_type
 
 DEFAULT_DIM = 64
@@ -110,7 +110,12 @@ def _dropped(s: AttrSet) -> str:
     where = f" at line {s.site.line}" if s.site is not None else ""
     if not s.attribute:
         return f"an attribute write{where}: attribute unknown, not replayed"
-    why = s.value.reason if isinstance(s.value, Unknown) else f"value {s.value.value!r} not a constant"
+    if isinstance(s.value, Unknown):
+        why = s.value.reason
+    elif isinstance(s.value, Known):
+        why = f"value {s.value.value!r} not a constant"
+    else:  # an object or address (a run-time pointer written to a value attribute)
+        why = f"`{describe(s.value)}` is no value"
     return f"{s.attribute}: unknown ({why}), not set: the library default"
 
 
