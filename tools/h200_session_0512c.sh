@@ -13,8 +13,9 @@
 set -uo pipefail
 OUT=${OUT:?set OUT to the directory the results go to}
 SET=${1:-heldout}
-# (pytorch: the configurations of scaled_gemm, 149-166 of 166, the six FL127 ones among them)
-CONFIGS=$(for n in $(seq 149 166); do printf -- "--config %s " "$n"; done)
+# (pytorch: by default the configurations of scaled_gemm as this machine numbers them, 149-166 of 166,
+# the six FL127 ones among them; CONFIGS= for all)
+CONFIGS=${CONFIGS-$(for n in $(seq 149 166); do printf -- "--config %s " "$n"; done)}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 2
 export PYTHONPATH=/tmp/site:. PYTHONUNBUFFERED=1
 C=.corpus
