@@ -6,6 +6,7 @@ The ``switch`` statement is read here in both cases."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import clang.cindex as ci
@@ -104,7 +105,7 @@ def fixed_note(value: Value) -> str:
     return f", decided by {value.reason}" if is_fixed_unknown(value) else ""
 
 
-def fixed_choices_note(keys, choices: dict[str, Choice]) -> str:
+def fixed_choices_note(keys: Iterable[str], choices: dict[str, Choice]) -> str:
     """``fixed_note`` for a merge of paths some of whose ``keys`` are fixed choices (see ``Choice.fixed``)."""
     said = [choices[k].fixed for k in keys if k in choices and choices[k].fixed]
     return f", decided by {'; '.join(dict.fromkeys(said))}" if said else ""
