@@ -494,7 +494,7 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
     root_lines = {name: writer.node(name, root, "", False) for name, root in sorted(roots.items())}
     if writer.forwards_api:
         headers.add("cublasLt.h")
-    out = [f"/* fusionlint: declarations (only) for names the headers found nowhere would have declared */",
+    out = ["/* fusionlint: declarations (only) for names the headers found nowhere would have declared */",
            f"#ifndef {GUARD}", f"#define {GUARD}", "#include <initializer_list>"]
     for h in sorted(headers):  # a standard header this machine lacks is left out, not a fatal error
         out += [f"#if __has_include(<{h}>)", f"#include <{h}>", "#endif"]
