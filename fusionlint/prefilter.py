@@ -81,6 +81,10 @@ class Prefilter:
         include in /usr/include/limits.h would make every file relevant)."""
         self.tokens = tokens
         self.project_only = project_only
+        # what cannot be told without preprocessing (``#include MACRO``, an unreadable file) is
+        # relevant for a check; not for the index's first pass (CUTLASS's computed includes would
+        # make every CUTLASS file one to parse with the CUTLASS headers: minutes)
+        self.doubt = not project_only
         self._direct: dict[str, tuple[bool, tuple]] = {}  # absolute path -> (token hit, includes)
         self._dirs: dict[tuple, tuple] = {}  # compiler arguments -> (include directories, -include files)
         self._listing: dict[str, frozenset[str] | None] = {}  # directory -> its entries
@@ -112,7 +116,7 @@ class Prefilter:
             data = None
         self._mentions[path] = data is None or _FUSIONLINT.search(data) is not None
         if data is None or len(data) > _MAX_BYTES or b"\x00" in data[:8192]:
-            result: tuple[bool, tuple] = (True, ())
+            result: tuple[bool, tuple] = (self.doubt, ())
         elif self.tokens.search(data):
             result = (True, ())
         else:
@@ -120,8 +124,10 @@ class Prefilter:
             hit = False
             for m in _INCLUDE.finditer(data):
                 if m.group(3) is not None:  # #include MACRO: cannot tell without preprocessing
-                    hit = True
-                    break
+                    if self.doubt:
+                        hit = True
+                        break
+                    continue
                 quoted = m.group(1) is not None
                 includes.append((quoted, (m.group(1) if quoted else m.group(2)).decode("utf-8", "replace").strip()))
             result = (hit, tuple(includes))

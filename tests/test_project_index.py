@@ -297,8 +297,8 @@ def test_the_index_reads_a_file_that_calls_cublaslt_through_its_headers_and_skip
     """bitsandbytes' ops.cu calls cuBLASLt only through macros of a header it includes (its own text
     never names it): it is indexed in the first pass. A file that merely mentions the name of an
     indexed function (``int make_desc = 0;``, as every CUTLASS example writes ``using Gemm = ...``
-    where FasterTransformer has a method Gemm) is not parsed for it; nor is a computed include of a
-    system header (/usr/include/limits.h) taken for a header that names cuBLASLt."""
+    where FasterTransformer has a method Gemm) is not parsed for it; nor is a system header
+    (/usr/include/limits.h) or a computed include taken for a header that names cuBLASLt."""
     proj = tmp_path / "proj"
     proj.mkdir()
     (proj / "compat.h").write_text(
@@ -308,10 +308,14 @@ def test_the_index_reads_a_file_that_calls_cublaslt_through_its_headers_and_skip
         '#include "compat.h"\n'
         "void make_desc(desc_t* d, cublasComputeType_t c) { lt_desc_create(d, c, CUDA_R_32F); }\n")
     (proj / "other.cu").write_text("#include <limits.h>\nint make_desc = 0;\nint other() { return make_desc; }\n")
+    # a project header with a computed include (CuTe's `#include CUDA_STD_HEADER(utility)`): not
+    # taken for one that names cuBLASLt (with the CUTLASS headers every CUTLASS file was parsed: minutes)
+    (proj / "traits.h").write_text("#define STD_HEADER(x) <x>\n#include STD_HEADER(utility)\n")
+    (proj / "kernel.cu").write_text('#include "traits.h"\nint kernel_size() { return 1; }\n')
     (proj / "compile_commands.json").write_text(json.dumps([
         {"directory": str(proj), "file": name, "arguments": ["nvcc", "-I.", "-c", name]}
-        for name in ("lib.cu", "other.cu")]), encoding="utf-8")
+        for name in ("lib.cu", "other.cu", "kernel.cu")]), encoding="utf-8")
     rc, out, err = run_cli("index", "-p", proj / "compile_commands.json", "-j", "1")
     assert rc == 0, err
-    assert re.search(r"2 files \(1 parsed, 0 cached, 1 without calls of indexed functions\), "
+    assert re.search(r"3 files \(1 parsed, 0 cached, 2 without calls of indexed functions\), "
                      r"1 functions reaching cuBLASLt", err + out), err + out
