@@ -8,7 +8,8 @@ parse (``-I``/``-isystem``/``-iquote``/``-idirafter``, the real CUDA/cuBLAS/CUTL
 ``/usr/include``, ``/usr/local/include``), and including ``-include`` files — is relevant.
 A header found in none of them is not: libclang would replace it with an empty stand-in.
 
-When in doubt the answer is "relevant": an unreadable file, binary content, a file larger
+When in doubt the answer is "relevant" (for a check; not in the project index's first pass, which
+scans with ``project_only``): an unreadable file, binary content, a file larger
 than the scan limit. Only the standard C++ library directories of the compiler are not
 looked into (they never name these APIs). Tokens inside comments count.
 """
@@ -57,18 +58,8 @@ def forced_includes(args: Iterable[str]) -> tuple[str, ...]:
                  and not args[i + 1].startswith("/__fusionlint__"))
 
 
+# what the project index's first pass looks for (``Prefilter(CUBLASLT, project_only=True)``)
 CUBLASLT = re.compile(rb"(?i:cublaslt)")
-_CUBLASLT = CUBLASLT
-
-
-def names_cublaslt(path: str) -> bool:
-    """Whether the file's own bytes name cuBLASLt (a file that defines a function calling it does;
-    its headers are not read: the project index's first pass). Unreadable: True."""
-    try:
-        with open(path, "rb") as fh:
-            return _CUBLASLT.search(fh.read()) is not None
-    except OSError:
-        return True
 
 
 class Prefilter:
@@ -80,11 +71,10 @@ class Prefilter:
         ``-I``/``-iquote`` directories and beside their includer (not the system's: a computed
         include in /usr/include/limits.h would make every file relevant)."""
         self.tokens = tokens
+        # (also: what cannot be told without preprocessing, ``#include MACRO`` or an unreadable
+        # file, is relevant for a check, not for the index's first pass: CUTLASS's computed includes
+        # would make every CUTLASS file one to parse with the CUTLASS headers, minutes)
         self.project_only = project_only
-        # what cannot be told without preprocessing (``#include MACRO``, an unreadable file) is
-        # relevant for a check; not for the index's first pass (CUTLASS's computed includes would
-        # make every CUTLASS file one to parse with the CUTLASS headers: minutes)
-        self.doubt = not project_only
         self._direct: dict[str, tuple[bool, tuple]] = {}  # absolute path -> (token hit, includes)
         self._dirs: dict[tuple, tuple] = {}  # compiler arguments -> (include directories, -include files)
         self._listing: dict[str, frozenset[str] | None] = {}  # directory -> its entries
@@ -94,7 +84,8 @@ class Prefilter:
 
     # -- one file's own bytes --------------------------------------------------------------
     def _scan(self, path: str) -> tuple[bool, tuple]:
-        """(relevant by itself, its includes as (quoted, name) pairs); doubt reads as relevant."""
+        """(relevant by itself, its includes as (quoted, name) pairs); doubt reads as relevant
+        (not with ``project_only``)."""
         if path in self._direct:
             return self._direct[path]
         data: bytes | None = None
@@ -116,7 +107,7 @@ class Prefilter:
             data = None
         self._mentions[path] = data is None or _FUSIONLINT.search(data) is not None
         if data is None or len(data) > _MAX_BYTES or b"\x00" in data[:8192]:
-            result: tuple[bool, tuple] = (self.doubt, ())
+            result: tuple[bool, tuple] = (not self.project_only, ())
         elif self.tokens.search(data):
             result = (True, ())
         else:
@@ -124,10 +115,10 @@ class Prefilter:
             hit = False
             for m in _INCLUDE.finditer(data):
                 if m.group(3) is not None:  # #include MACRO: cannot tell without preprocessing
-                    if self.doubt:
-                        hit = True
-                        break
-                    continue
+                    if self.project_only:
+                        continue
+                    hit = True
+                    break
                 quoted = m.group(1) is not None
                 includes.append((quoted, (m.group(1) if quoted else m.group(2)).decode("utf-8", "replace").strip()))
             result = (hit, tuple(includes))

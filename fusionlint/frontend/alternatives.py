@@ -71,9 +71,10 @@ def expand(configs: list[Configuration], interp: Interpreter, new_handler: Calla
         by_root.setdefault(cfg.root, []).append(cfg)
     out: list[Configuration] = []
     left, steps_left = MAX_FILE_RUNS, MAX_FILE_STEPS
-    roots_left = sum(1 for group in by_root.values() if _keys(group, interp))
+    wanted = {root: _keys(group, interp) for root, group in by_root.items()}
+    roots_left = sum(1 for keys in wanted.values() if keys)
     for j, (root, group) in enumerate(by_root.items()):
-        keys = _keys(group, interp)
+        keys = wanted[root]
         if keys:  # this root's share of the steps left, at what one run of it cost
             share = steps_left // max(roots_left, 1)
             roots_left -= 1

@@ -988,7 +988,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             return Unknown(f"'{cursor.spelling}' did not resolve (parse error?)", origin)
         if ref.kind == K.ENUM_CONSTANT_DECL:
             if _recovered(ref):  # a case label's constant of a missing header: its value is made up
-                return Unknown(f"`{written(cursor) or ref.spelling}`, {FOUND_NOWHERE}", origin, ref.type.spelling)
+                return _found_nowhere(cursor, ref, origin)
             return Known(ref.enum_value, origin, via=ref.spelling, ctype=ref.type.spelling)
         if ref.kind == K.PARM_DECL and self.frames:
             pusr = ref.get_usr() or ref.spelling
@@ -1006,7 +1006,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if key in self.env:
                 return self.env[key]
             if _recovered(ref):  # ``extern any X;`` of the recovery: a constant or global of a missing header
-                return Unknown(f"`{written(cursor) or ref.spelling}`, {FOUND_NOWHERE}", origin, ref.type.spelling)
+                return _found_nowhere(cursor, ref, origin)
             if _is_constant(ref) or key[0] == "global":
                 value = self._initial_value(ref, origin)
                 if isinstance(value, Unknown):
@@ -1146,11 +1146,17 @@ def _merged_returns(fn: ci.Cursor, frame: Frame, known: dict[str, Choice]) -> Va
 
 
 def _recovered(ref: ci.Cursor) -> bool:
-    """A function the partial-parse recovery declared for a missing header (``ColumnCount(A&&...)``,
-    ``any operator*(L&&, R&&)``): its forwarding references say nothing of what it writes."""
+    """A declaration the partial-parse recovery made for a missing header: a function
+    (``ColumnCount(A&&...)``, ``any operator*(L&&, R&&)``: its forwarding references say nothing of
+    what it writes), a constant or a global (its value is not known)."""
     f = ref.location.file
     return f is not None and (f.name.startswith(MISSING_DIR + "/") or
                               ref.spelling.startswith("operator") and is_virtual(f.name))
+
+
+def _found_nowhere(cursor: ci.Cursor, ref: ci.Cursor, origin: Loc) -> Unknown:
+    """The value of a constant or global the recovery declared (``_recovered``), as ``cursor`` reads it."""
+    return Unknown(f"`{written(cursor) or ref.spelling}`, {FOUND_NOWHERE}", origin, ref.type.spelling)
 
 
 def _points_to_const(t: ci.Type) -> bool:

@@ -687,7 +687,7 @@ def _includes_written_in(path: str) -> list[str]:
     """The headers a file on disk includes, as written (none when it cannot be read)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return recovery._INCLUDE.findall(recovery._code_keeping_includes(f.read()))
+            return recovery.includes_written(f.read())
     except OSError:
         return []
 
@@ -710,7 +710,7 @@ def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> Par
         # the rounds stopped at one more missing header (diagnostics are cut there): parse once with an
         # empty stand-in for every header the main file includes as well; they are searched last, so
         # a header found anywhere is still the real one, and those used are the ones found nowhere
-        named = [n for n in dict.fromkeys(missing + recovery._INCLUDE.findall(recovery._code_keeping_includes(text)))
+        named = [n for n in dict.fromkeys(missing + recovery.includes_written(text))
                  if not n.startswith("/")]
         for _ in range(_MAX_MISSING_ROUNDS):  # and what those headers' stand-ins leave missing in other headers
             tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named, os.path.dirname(path)))

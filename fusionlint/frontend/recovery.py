@@ -365,7 +365,7 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
     members: dict[tuple[str, ...], set[str]] = {}  # namespace path -> members reported missing there
     std: set[str] = set()
     for d in diagnostics:
-        if d.severity not in ("error", "fatal") or not d.path or d.path.startswith("/__fusionlint__"):
+        if not names_unknown(d):
             continue
         m = _UNDECLARED.match(d.message)
         if m:
@@ -644,6 +644,11 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
 def _code_keeping_includes(text: str) -> str:
     """``text`` with comments blanked (include names are string-like, so kept)."""
     return re.sub(r"//[^\n]*|/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+
+
+def includes_written(text: str) -> list[str]:
+    """The headers ``text`` includes, as written (``#include`` lines out of comments)."""
+    return _INCLUDE.findall(_code_keeping_includes(text))
 
 
 def _score(tu: ci.TranslationUnit, diags: list, main_path: str, text: str) -> tuple[int, int]:

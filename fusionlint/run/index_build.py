@@ -168,13 +168,13 @@ def _index_project(checker, root: Path, files: list[Path], opts: CheckOptions, p
     first: list[tuple[Path, object, list[str]]] = []
     # (the file or a header it includes names cuBLASLt: bitsandbytes' ops.cu calls it through macros
     # of compat.cuh, included by ops.cuh)
-    names_cublaslt = Prefilter(CUBLASLT, project_only=True)
+    cublaslt_prefilter = Prefilter(CUBLASLT, project_only=True)
     later: list[tuple[Path, object, list[str]]] = []
     for f in files:
         options, args = checker.parse_options_of(f)
         if not opts.no_pch:
             options.pch_dir = str(cache_files(root, "pch"))
-        relevant = opts.no_prefilter or names_cublaslt.relevant(str(f), args)
+        relevant = opts.no_prefilter or cublaslt_prefilter.relevant(str(f), args)
         (first if relevant else later).append((f, options, args))
     includes = _record_includes([(f, args) for f, _options, args in first + later])
 
