@@ -91,3 +91,22 @@ def test_check_v_names_the_run_time_data_an_undecided_check_waits_for(proj):
     assert "layout_B.COLS: result of `input.size(0)` (run-time data: `input.size(0)`)" in undecided[0]
     assert f"matmul_desc.TRANSA: transpose is a parameter of linear_forward(); its value comes from the caller " \
            f"(run-time data: `transpose`, {ENTRY})" in undecided[0]
+
+
+def test_a_call_too_deep_to_follow_is_a_function_of_its_run_time_inputs_and_an_address_is_not_null(proj):
+    """grouped.cu, TransformerEngine's grouped GEMM: entry point -> lambda -> loop -> gemm_v2(void *config)
+    -> run_gemm -> canonicalize -> helpers about the tensor, seven calls deep."""
+    _index(proj)
+    rc, out, err = run_cli("facts", proj / "grouped.cu")
+    assert rc == 0, err
+    configs = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    # `config != nullptr` on the address of the caller's settings is true: no alternative where it is
+    # null (which would run with the default sm_count 0 and no bias: configurations no run makes)
+    assert len(configs) == 4, [c["when"] for c in configs]
+    assert all("`config`" not in w for c in configs for w in c["when"])
+    assert {c["parameters"]["matmul_desc"]["SM_COUNT_TARGET"]["value"] for c in configs} == {100}
+    # storage_type(A), a call past the depth the run follows: like a call of a function without a
+    # body here, its result is computed from its argument, the tensor the library call returned
+    a_type = configs[0]["parameters"]["layout_A"]["TYPE"]
+    assert a_type["unknown"] == "call depth limit at storage_type()"
+    assert a_type["runtime"] == "`storage_type(A)`, from what `convert_tensor(A)` points to"

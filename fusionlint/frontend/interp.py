@@ -344,13 +344,21 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         return False
 
     # ---- calls ----------------------------------------------------------------------------
+    def _not_entered(self, fn: ci.Cursor) -> str:
+        """Why a call of ``fn`` is not run (a recursive call, or calls nested deeper than
+        ``_MAX_DEPTH``); "" when it is."""
+        usr = fn.get_usr() or fn.spelling or f"lambda@{loc_of(fn)}"
+        if usr in self.call_stack or len(self.call_stack) >= _MAX_DEPTH:
+            return f"call depth limit at {function_label(fn)}()"
+        return ""
+
     def invoke(self, fn: ci.Cursor, arg_cursors: list[ci.Cursor], args: list[Value],
                this_key: Key | None = None, outer: Frame | None = None) -> Value:
         """Run ``fn`` (a function definition, or a lambda expression made in frame ``outer``) with
         the arguments ``args`` (evaluated from ``arg_cursors``)."""
+        if (not_entered := self._not_entered(fn)):
+            return Unknown(not_entered, loc_of(fn))
         usr = fn.get_usr() or fn.spelling or f"lambda@{loc_of(fn)}"
-        if usr in self.call_stack or len(self.call_stack) >= _MAX_DEPTH:
-            return Unknown(f"call depth limit at {function_label(fn)}()", loc_of(fn))
         self._frame_ids += 1
         frame = Frame(self._frame_ids, fn, this_key=this_key, cond_base=self.cond_depth, outer=outer)
         if outer is not None:
@@ -457,6 +465,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             self.invalidate(this_key, f"swap() of the smart pointer at line {origin.line}", origin)
         if target is None and ref is not None and self._watches(ref):
             self.handler.external_call(self, ref, cursor, args)  # type: ignore[attr-defined]
+        not_entered = self._not_entered(target) if target is not None else ""
+        if not_entered:  # run as a call of a function without a body here: a function of its inputs
+            target = None
         if target is not None and self._steps < _MAX_STEPS:
             self.sites.append(origin)
             try:
@@ -512,8 +523,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             return Symbol(label or f"{name}()", cursor.type.spelling, origin,
                           from_caller=not why and any(isinstance(v, Symbol) and v.from_caller for v in inputs))
         shown = written(cursor) if name.startswith("operator ") else ""  # a conversion: what it converts
-        return Unknown(f"result of `{shown}`" if shown and len(shown) <= 60 else f"result of {name}() at line {origin.line}",
-                       origin, cursor.type.spelling, runtime=computed_from(cursor, name, why) if why else "")
+        said = not_entered or (f"result of `{shown}`" if shown and len(shown) <= 60
+                               else f"result of {name}() at line {origin.line}")
+        return Unknown(said, origin, cursor.type.spelling, runtime=computed_from(cursor, name, why) if why else "")
 
     # ---- statements -----------------------------------------------------------------------
     def exec(self, stmt: ci.Cursor) -> None:
@@ -1113,11 +1125,19 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if ctype is not None and isinstance(result, int):
                 result = _wrap_int(result, ctype)
             return Known(result, origin, via="arithmetic")
+        if op in ("==", "!=") and _is_null_test(lhs, rhs):  # ``&config != nullptr``: an object's address
+            return Known(int(op == "!="), origin, via="the address of an object is not null")
         for v in (lhs, rhs):
             if isinstance(v, Unknown):
                 return v if v.runtime or not (why := first_runtime((lhs, rhs))) else \
                     Unknown(v.reason, v.origin, v.ctype, v.choices, why)
         return Unknown(f"operator {op} on non-constant operands", origin, runtime=first_runtime((lhs, rhs)))
+
+def _is_null_test(lhs: Value, rhs: Value) -> bool:
+    """Whether one side is the address of an object and the other null (0, ``nullptr``, ``NULL``)."""
+    return any(isinstance(a, Address) and isinstance(b, Known) and b.value == 0 and not isinstance(b.value, str)
+               for a, b in ((lhs, rhs), (rhs, lhs)))
+
 
 def _parse_errors_in(fn: ci.Cursor) -> str:
     """`` (…)`` naming the first parse error inside ``fn``'s body (code the parser dropped, where a
