@@ -326,3 +326,61 @@ def test_the_algorithm_count_the_heuristic_writes_is_run_time_data(tmp_path: Pat
         "}\n")
     rows = _facts(src)[-1]["parameters"]["layout_A"]["ROWS"]
     assert rows.get("runtime") == "what cublasLtMatmulAlgoGetHeuristic() at line 5 found", rows
+
+
+def test_a_variable_the_parser_left_untyped_is_read_by_name_and_its_elements_are_run_time_data(tmp_path: Path) -> None:
+    # Paddle's fused_gemm_epilogue_op.cu: in a class template over headers found nowhere,
+    # `auto x_mat_dims = framework::flatten_to_2d(x->dims(), ...)` gets no type, and its use in
+    # `x_mat_dims[0]` no cursor of the declaration: it was "not typed by the parser", no run-time data
+    src = tmp_path / "untyped.cu"
+    src.write_text(
+        '#include "paddle/fluid/operators/fused/fused_gemm_epilogue_op.h"\n'
+        "#include <cublasLt.h>\n"
+        "using Tensor = framework::Tensor;\n"
+        "template <typename DeviceContext, typename T>\n"
+        "class GemmKernel : public framework::OpKernel<T> {\n"
+        " public:\n"
+        "  void Compute(const framework::ExecutionContext &ctx) const override {\n"
+        '    const Tensor *x = ctx.Input<Tensor>("X");\n'
+        '    bool trans_x = ctx.Attr<bool>("trans_x");\n'
+        "    auto x_mat_dims = framework::flatten_to_2d(x->dims(), trans_x ? 1 : x->dims().size() - 1);\n"
+        "    const int64_t rows = x_mat_dims[0];\n"
+        "    cublasLtMatrixLayout_t desc;\n"
+        "    cublasLtMatrixLayoutCreate(&desc, CUDA_R_32F, rows, 64, rows);\n"
+        "    cublasLtMatmulDesc_t op;\n"
+        "    cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);\n"
+        "    const float alpha = 1.0f, beta = 0.0f;\n"
+        "    cublasLtMatmul(nullptr, op, &alpha, nullptr, desc, nullptr, desc, &beta, nullptr, desc, nullptr, desc,\n"
+        "                   nullptr, nullptr, 0, 0);\n"
+        "  }\n"
+        "};\n")
+    configs = [c for c in _facts(src) if c["kind"] == "matmul"]
+    assert len(configs) == 1
+    rows = configs[0]["parameters"]["layout_A"]["ROWS"]
+    assert rows["unknown"] == "array element", rows
+    # what the missing header's function returned, from a temporary of a type the parser left
+    # dependent, named as written (it was named `<dependent type>`)
+    assert rows["runtime"].startswith("an element of `framework::flatten_to_2d()`, from `trans_x ? 1 :"), rows
+
+
+def test_an_element_at_a_run_time_index_of_a_callers_array_says_the_index_is_the_run_time_data(tmp_path: Path) -> None:
+    # TransformerEngine's workspace[i % num_streams], the stream count a library call's: the array
+    # is the caller's (no index here), the run-time data is the index (was "an element of" the count)
+    src = tmp_path / "element.cu"
+    src.write_text(
+        "#include <cublasLt.h>\n"
+        "struct Device { int stream; };\n"
+        "const Device *device();\n"
+        "void f(cublasLtHandle_t lt, const int64_t *rows_per_stream) {\n"
+        "  const int64_t rows = rows_per_stream[device()->stream];\n"
+        "  cublasLtMatrixLayout_t desc;\n"
+        "  cublasLtMatrixLayoutCreate(&desc, CUDA_R_32F, rows, 64, rows);\n"
+        "  cublasLtMatmulDesc_t op;\n"
+        "  cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F);\n"
+        "  const float alpha = 1.0f, beta = 0.0f;\n"
+        "  cublasLtMatmul(lt, op, &alpha, nullptr, desc, nullptr, desc, &beta, nullptr, desc, nullptr, desc,\n"
+        "                 nullptr, nullptr, 0, 0);\n"
+        "}\n")
+    rows = [c for c in _facts(src) if c["kind"] == "matmul"][0]["parameters"]["layout_A"]["ROWS"]
+    assert rows["unknown"] == "array element", rows
+    assert rows["runtime"] == "the element at `device()->stream`", rows

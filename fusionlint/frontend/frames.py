@@ -34,6 +34,8 @@ class Frame:
     extent: tuple[str, int, int] | None = None  # a lambda's (file, start, end offsets): its own declarations
     # the loops whose body runs now, outermost first, with the branch depth their body runs at
     loops: list[tuple[ci.Cursor, int]] = field(default_factory=list)
+    # the variables declared in it, by name (for a use the parser left untyped: no cursor of its declaration)
+    locals_by_name: dict[str, Key] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

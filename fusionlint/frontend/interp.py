@@ -693,8 +693,20 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             return ("local", self._frame_of(decl).id, usr)
         return ("global", usr)
 
+    def _local_named(self, name: str) -> Key | None:
+        """The storage of the variable ``name`` declared in this frame or, in a lambda, in the frames
+        it was made in; None when there is none."""
+        frame = self.frame if self.frames else None
+        while frame is not None:
+            if name in frame.locals_by_name:
+                return frame.locals_by_name[name]
+            frame = frame.outer
+        return None
+
     def declare(self, decl: ci.Cursor) -> None:
         key = self.var_key(decl)
+        if self.frames and key[0] == "local":
+            self.frame.locals_by_name[decl.spelling] = key
         init = [c for c in clangext.children(decl) if c.kind not in NON_EXPR_CHILDREN]
         origin = loc_of(decl)
         if not init:
@@ -900,6 +912,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                     tokens = [t.spelling for t in cursor.get_tokens()]
                     if len(tokens) == 1 and (bound := self._binding(tokens[0])) is not None:
                         return bound
+                    if len(tokens) == 1 and (local := self._local_named(tokens[0])) is not None:
+                        return self.load(local, origin)  # ``auto d = f(dependent)``: a use of ``d``
                     return Unknown(f"`{' '.join(tokens)[:60]}` not typed by the parser (an error nearby?)", origin)
                 return self._temporary(cursor)
             inner = self.eval(kids[0])
@@ -955,9 +969,10 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             key = self.lvalue_key(cursor)
             if key is not None and key in self.env:
                 return self.env[key]
-            parts = expr_children(cursor)
-            why = first_runtime(self.eval(k) for k in parts[:2] if not calls_defined_code(k))
-            return Unknown("array element", origin, runtime=f"an element of {why}" if why else "")
+            parts = [self.eval(k) if not calls_defined_code(k) else None for k in expr_children(cursor)[:2]]
+            array, index = (runtime_of(v) for v in (*parts, None, None)[:2])
+            why = f"an element of {array}" if array else f"the element at {index}" if index else ""
+            return Unknown("array element", origin, runtime=why)
         if kind == K.CXX_THIS_EXPR:
             return Address(self.frame.this_key, "this") if self.frames and self.frame.this_key else Unknown("this", origin)
         if kind == K.INIT_LIST_EXPR:
@@ -989,7 +1004,11 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         else:
             for k in expr_children(cursor):
                 self.eval(k)
-        return Symbol(cursor.type.spelling or "temporary", cursor.type.spelling, loc_of(cursor))
+        label = cursor.type.spelling
+        if not label or label.startswith("<"):  # ``<dependent type>`` in a template's pattern: as written
+            text = written(cursor)
+            label = text if text and len(text) <= 60 else "temporary"
+        return Symbol(label, cursor.type.spelling, loc_of(cursor))
 
     def _decl_ref(self, cursor: ci.Cursor, origin: Loc) -> Value:
         ref = cursor.referenced
