@@ -321,6 +321,25 @@ def test_uninstantiated_wrapper_keeps_parameters_unknown(tmp_path):
     assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecialized"
 
 
+def test_a_template_instantiated_only_under_a_macro_the_build_leaves_undefined_says_so(tmp_path):
+    # FBGEMM's i8i8bf16.cu: i8i8bf16sm90a_impl<64, 128, ...> is called only under
+    # `#ifdef SMOOTHQUANT_SM90A`, which no build defines: no configuration of it is compiled
+    wrap = ("template <class Tile, int Align>\nstruct Wrap {\n"
+            + _BUILDER.replace("TILE", "Tile").replace("ALIGN", "Align")
+            .replace("SCHEDULE", "cutlass::gemm::KernelTmaWarpSpecialized") + "};\n")
+    use = "using Used = Wrap<cute::Shape<cute::_128, cute::_128, cute::_64>, 8>;\n"
+    (g,) = extract_text(tmp_path, wrap + "#ifdef SMOOTHQUANT_SM90A\n" + use + "#endif\n")
+    assert g.mainloop.tile_shape.unknown == (
+        "template parameter Tile of Wrap is not bound in this file: it is instantiated only in code this build "
+        "leaves out, under `#ifdef SMOOTHQUANT_SM90A` (line 11)")
+    # not when the build instantiates it too, nor when nothing does
+    (g,) = extract_text(tmp_path, wrap + "#ifdef SMOOTHQUANT_SM90A\n" + use + "#else\n" + use.replace("_128,", "_64,", 1)
+                        + "#endif\n")
+    assert P(g.mainloop, "tile_shape") == [64, 128, 64]
+    (g,) = extract_text(tmp_path, wrap)
+    assert g.mainloop.tile_shape.unknown == "template parameter Tile of Wrap is not bound in this file"
+
+
 def test_function_template_wrapper_and_conditional_types(tmp_path):
     text = ("#include <cute/tensor.hpp>\nusing namespace cute;\n"
             "struct Big { using Tile = Shape<_256, _128, _64>; static constexpr bool kCoop = true; };\n"

@@ -323,9 +323,20 @@ def test_the_algorithm_count_the_heuristic_writes_is_run_time_data(tmp_path: Pat
         "  cublasLtMatrixLayout_t counted;\n"
         "  cublasLtMatrixLayoutCreate(&counted, CUDA_R_32F, returned, 8, 8);\n"
         "  cublasLtMatmulAlgoGetHeuristic(lt, desc, counted, a, a, a, p, 1, &r, &returned);\n"
+        "  int32_t epilogue = 0;\n"
+        "  size_t written = 4;\n"
+        "  cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue), &written);\n"
+        "  cublasLtMatrixLayout_t sized;\n"
+        "  cublasLtMatrixLayoutCreate(&sized, CUDA_R_32F, written, 8, 8);\n"
+        "  cublasLtMatmulAlgoGetHeuristic(lt, desc, sized, a, a, a, p, 1, &r, &returned);\n"
         "}\n")
-    rows = _facts(src)[-1]["parameters"]["layout_A"]["ROWS"]
-    assert rows.get("runtime") == "what cublasLtMatmulAlgoGetHeuristic() at line 5 found", rows
+    heuristics = _facts(src)
+    rows = heuristics[1]["parameters"]["layout_A"]["ROWS"]
+    assert rows.get("runtime") == "what cublasLtMatmulAlgoGetHeuristic() at line 5 wrote", rows
+    # any output parameter of the API model's functions, not only the heuristic's: the size an
+    # attribute's read back wrote (it was the 4 it held before)
+    rows = heuristics[2]["parameters"]["layout_A"]["ROWS"]
+    assert rows.get("runtime") == "what cublasLtMatmulDescGetAttribute() at line 11 wrote", rows
 
 
 def test_a_variable_the_parser_left_untyped_is_read_by_name_and_its_elements_are_run_time_data(tmp_path: Path) -> None:

@@ -97,6 +97,9 @@ CATEGORIES = (  # (category, pattern); the first that matches
     ("constant of a header found nowhere", re.compile(r"declared by a header found nowhere")),
     ("caller parameter", re.compile(r"is a parameter of .*its value comes from the caller|^parameter \w+")),
     ("object member (set elsewhere)", re.compile(r"^member \w+ not set|^this$")),
+    # a template whose only instantiations the preprocessor leaves out (``#ifdef`` a macro the build
+    # does not define): no configuration of it is compiled, none to know
+    ("not compiled in this build (preprocessor)", re.compile(r"instantiated only in code this build leaves out")),
     ("template / dependent type", re.compile(r"dependent type|template|typename|non-type|\bof \?", re.I)),
     ("decltype (compiler only)", re.compile(r"decltype\(")),
     ("CUTLASS headers needed", re.compile(r"only known with the CUTLASS headers", re.I)),

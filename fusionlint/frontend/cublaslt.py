@@ -120,6 +120,8 @@ class CublasLtHandler:
         elif name == "cublasLtMatmul":
             self._matmul(interp, call, args, loc)
         spec = self.model.function(name)
+        if spec is not None:
+            self._written_back(interp, spec, args, loc)
         if spec is not None and spec.returns != "cublasStatus_t" and not spec.returns.rstrip().endswith("*"):
             # a query (cublasLtGetVersion()): what the library loaded at run time says
             return Unknown(f"result of {name}()", loc, spec.returns,
@@ -228,16 +230,20 @@ class CublasLtHandler:
                            interp.cond_depth > 0)
         self._context(interp, cfg)
         self.configs.append(cfg)
-        # what it writes back is what cuBLASLt finds at run time (also when its status is kept:
-        # ``const auto status = cublasLtMatmulAlgoGetHeuristic(...)``): ``if (returned == 0)
-        # NVTE_ERROR(...)`` after it must not read the 0 the count held before, or the matmul after
-        # that check is taken for one no path reaches (TransformerEngine's cublas_gemm)
-        for key in ("results", "count"):
-            out = named.get(key)
-            if isinstance(out, Address):
-                interp.store(out.key, Unknown(
-                    f"{out.name.lstrip('&')} written by cublasLtMatmulAlgoGetHeuristic() at line {loc.line}", loc,
-                    out.ctype, runtime=f"what cublasLtMatmulAlgoGetHeuristic() at line {loc.line} found"))
+
+    @staticmethod
+    def _written_back(interp: Interpreter, spec, args: list[Value], loc: Loc) -> None:
+        """What a cuBLASLt function writes through its output parameters (a non-const ``T *`` or
+        ``T[]`` of the API model, not ``void *``, not the descriptor a Create/Init makes) is what the
+        library found at run time: the heuristic's results and count, an attribute's size written, a
+        property. (Not the 0 the count held before the call: TransformerEngine's ``if (returned == 0)
+        NVTE_ERROR(...)`` after its heuristic would end every path to its matmul.)"""
+        made = CREATE[spec.name].out_param if spec.name in CREATE else None
+        for i, (param, arg) in enumerate(zip(spec.params, args)):
+            if i == made or not isinstance(arg, Address) or not _is_output(param.type):
+                continue
+            interp.store(arg.key, Unknown(f"{arg.name.lstrip('&')} written by {spec.name}() at line {loc.line}",
+                                          loc, arg.ctype, runtime=f"what {spec.name}() at line {loc.line} wrote"))
 
     def _matmul(self, interp: Interpreter, call: ci.Cursor, args: list[Value], loc: Loc) -> None:
         named = dict(zip(MATMUL_ARGS, args))
@@ -422,3 +428,12 @@ def extract(unit: ParsedUnit, text: str | None = None, model: ApiModel | None = 
     return FileFacts(path=main_path, configurations=configs, attribute_sets=handler.sets,
                      objects=list(handler.objects.values()), diagnostics=unit.diagnostics,
                      missing_headers=unit.missing_headers, header_mode=unit.header_mode)
+
+
+def _is_output(ctype: str) -> bool:
+    """A parameter type the library writes a value through: ``int *``, ``size_t *``,
+    ``cublasLtMatmulHeuristicResult_t[]`` (not ``const T *``, not the raw buffer ``void *``)."""
+    t = ctype.replace(" ", "")
+    if "const" in t or not (t.endswith("*") or t.endswith("[]")):
+        return False
+    return t.rstrip("*[]") != "void"

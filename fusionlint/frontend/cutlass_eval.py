@@ -721,6 +721,17 @@ class Evaluator:
                 return ent[1]
         return self._to_res(ent, (term.line, term.col))
 
+    def _left_out_uses(self, name: str) -> str:
+        """Where the only uses of the template ``name`` are in code the preprocessor leaves out
+        (FBGEMM's ``#ifdef SMOOTHQUANT_SM90A`` around the calls of ``i8i8bf16sm90a_impl<...>``):
+        ``: it is used only under ...``; else ""."""
+        regions = [r for r in self.prog.inactive_regions if name in r.names]
+        toks = self.prog.tokens
+        if not regions or any(t.text == name and toks[i + 1].text == "<" for i, t in enumerate(toks[:-1])):
+            return ""  # (an active ``name<...>``: instantiated here)
+        where = ", ".join(dict.fromkeys(f"`{r.directive}` (line {r.line})" for r in regions))
+        return f": it is instantiated only in code this build leaves out, under {where}"
+
     def _to_res(self, ent, origin) -> Res:
         kind = ent[0]
         if kind == "value":
@@ -730,7 +741,8 @@ class Evaluator:
             r = env.binds.get((s.id, p.name))
             if r is None:
                 owner = s.owner.name if s.owner else s.name
-                return unknown(f"template parameter {p.name} of {owner} {UNBOUND_TEMPLATE_PARAMETER}", origin)
+                return unknown(f"template parameter {p.name} of {owner} {UNBOUND_TEMPLATE_PARAMETER}"
+                               f"{self._left_out_uses(owner)}", origin)
             return Res(r.value, r.origin, (p.name,) + r.via)
         if kind == "decl":
             _, d, env = ent

@@ -4,7 +4,7 @@ define."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import count
 from typing import Callable
 
@@ -141,6 +141,16 @@ class Macro:
     variadic: bool = False
 
 
+@dataclass
+class InactiveRegion:
+    """Code the preprocessor leaves out: the directive that starts it (``#ifdef SMOOTHQUANT_SM90A``),
+    at ``line``, and the names written in it."""
+
+    line: int
+    directive: str
+    names: set[str] = field(default_factory=set)
+
+
 class Preprocessor:
     """Conditional inclusion and macro expansion. ``#include`` is followed only where ``include``
     (``cutlass_includes.ProjectHeaders``) returns the header's items: they take the directive's place."""
@@ -152,6 +162,7 @@ class Preprocessor:
         for name, value in (predefined or {}).items():
             self.macros[name] = Macro(name, None, lex_string(value))
         self.inactive_lines: list[tuple[int, int]] = []
+        self.inactive_regions: list[InactiveRegion] = []
         self.notes: list[str] = []
 
     def define(self, d: Directive) -> None:
@@ -286,6 +297,8 @@ class Preprocessor:
             if isinstance(it, Tok):
                 if active:
                     chunk.append(it)
+                elif it.kind == "id" and self.inactive_regions:
+                    self.inactive_regions[-1].names.add(it.text)
                 continue
             name = it.name
             if active and name == "include" and self.include is not None:
@@ -340,6 +353,8 @@ class Preprocessor:
                     self.macros.pop(it.toks[0].text, None)
             if not active and inactive_from is None:
                 inactive_from = it.line
+                self.inactive_regions.append(
+                    InactiveRegion(it.line, f"#{name} {' '.join(t.text for t in it.toks)}".strip()))
             elif active and inactive_from is not None:
                 self.inactive_lines.append((inactive_from, it.line))
                 inactive_from = None

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from itertools import count
 
 from fusionlint.frontend.cutlass_includes import ProjectHeaders
-from fusionlint.frontend.cutlass_lex import Preprocessor, Tok, lex
+from fusionlint.frontend.cutlass_lex import InactiveRegion, Preprocessor, Tok, lex
 from fusionlint.frontend.cutlass_terms import (
     ParseFail, TName, TOpaque, Term, TermParser, parse_term,
 )
@@ -145,6 +145,7 @@ class Program:
     value_names: set[str]
     preprocessor_notes: list[str]
     inactive_lines: list[tuple[int, int]]
+    inactive_regions: list[InactiveRegion]
     skipped: list[tuple[int, str]]  # statements the reader could not read (line, reason)
     headers: ProjectHeaders | None = None  # the project headers read in (their lines: ProjectHeaders.where)
 
@@ -968,7 +969,7 @@ def read_program(text: str, path: str, predefined: dict[str, str], headers: Proj
     reader = Reader(toks, path)
     reader.read()
     return Program(path, reader.file, toks, reader.namespaces, reader.template_names, reader.value_names,
-                   pp.notes, pp.inactive_lines, reader.skipped, headers)
+                   pp.notes, pp.inactive_lines, pp.inactive_regions, reader.skipped, headers)
 
 
 def includes_cutlass(text: str) -> bool:
