@@ -16,7 +16,7 @@ import clang.cindex as ci
 from fusionlint.model.call_context import IndexContext
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, Configuration, Field, FileFacts
 from fusionlint.frontend import clangext
-from fusionlint.model.cublaslt_api import ApiModel, load_model
+from fusionlint.model.cublaslt_api import ApiModel, FunctionSpec, load_model
 from fusionlint.frontend import alternatives
 from fusionlint.frontend.interp import Interpreter, expr_children, is_stand_in_type, loc_of, strip
 from fusionlint.frontend.parse import ParsedUnit, closure_mentions
@@ -232,7 +232,7 @@ class CublasLtHandler:
         self.configs.append(cfg)
 
     @staticmethod
-    def _written_back(interp: Interpreter, spec, args: list[Value], loc: Loc) -> None:
+    def _written_back(interp: Interpreter, spec: FunctionSpec, args: list[Value], loc: Loc) -> None:
         """What a cuBLASLt function writes through its output parameters (a non-const ``T *`` or
         ``T[]`` of the API model, not ``void *``, not the descriptor a Create/Init makes) is what the
         library found at run time: the heuristic's results and count, an attribute's size written, a

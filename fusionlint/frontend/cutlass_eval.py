@@ -724,7 +724,7 @@ class Evaluator:
     def _left_out_uses(self, name: str) -> str:
         """Where the only uses of the template ``name`` are in code the preprocessor leaves out
         (FBGEMM's ``#ifdef SMOOTHQUANT_SM90A`` around the calls of ``i8i8bf16sm90a_impl<...>``):
-        ``: it is used only under ...``; else ""."""
+        ``: it is instantiated only in code this build leaves out, under ...``; else ""."""
         regions = [r for r in self.prog.inactive_regions if name in r.names]
         toks = self.prog.tokens
         if not regions or any(t.text == name and toks[i + 1].text == "<" for i, t in enumerate(toks[:-1])):
