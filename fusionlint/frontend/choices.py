@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext, loops, nullness
-from fusionlint.frontend.cursors import expr_children, loc_of, strip, written
-from fusionlint.model.values import Key, Known, Loc, Unknown, Value, runtime_of, runtime_source, same
+from fusionlint.frontend.cursors import expr_children, function_label, loc_of, strip, written
+from fusionlint.frontend.frames import Frame
+from fusionlint.model.values import Key, Known, Loc, Unknown, Value, first_runtime, runtime_of, runtime_source, same
 
 K = ci.CursorKind
 _PARAMETER = re.compile(r"^\w+ is a parameter of .*its value comes from the caller$")
@@ -362,3 +363,16 @@ def calls_defined_code(c: ci.Cursor) -> bool:
     if c.kind == K.UNARY_OPERATOR and any(t.spelling in ("++", "--") for t in c.get_tokens()):
         return True
     return any(calls_defined_code(k) for k in c.get_children())
+
+
+def merged_returns(fn: ci.Cursor, frame: Frame, known: dict[str, Choice]) -> Value:
+    """The result of a call whose ``return``s sit in branches the run could not decide: the value
+    when every path returns the same one, else unknown (which path runs is not known here;
+    ``known``: the choices met, to say which fixed value decides it)."""
+    values = [*frame.branch_returns, *([frame.returned] if frame.returned is not None else [])]
+    if all(same(v, values[0]) for v in values[1:]):
+        return values[0]
+    choices = tuple(dict.fromkeys([*frame.return_choices, *(c for v in values for c in getattr(v, "choices", ()))]))
+    return Unknown(f"{function_label(fn)}() returns different values on different paths"
+                   f"{fixed_choices_note(choices, known)}", loc_of(fn),
+                   choices=choices, runtime=frame.return_runtime or first_runtime(values))

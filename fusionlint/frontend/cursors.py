@@ -138,3 +138,54 @@ def with_defaults(call: ci.Cursor, args: list[ci.Cursor]) -> list[ci.Cursor]:
         out.append(a)
     return out
 
+
+def points_to_const(t: ci.Type) -> bool:
+    """Whether ``t`` is a pointer to const (what a callee cannot write through)."""
+    canon = t.get_canonical()
+    return canon.kind == ci.TypeKind.POINTER and canon.get_pointee().is_const_qualified()
+
+
+def is_constant_decl(decl: ci.Cursor) -> bool:
+    """Whether a variable is declared ``const`` or ``constexpr``."""
+    if decl.type.is_const_qualified():
+        return True
+    tokens = [t.spelling for t in decl.get_tokens()][:6]
+    return "constexpr" in tokens
+
+
+def is_arrow(member_ref: ci.Cursor) -> bool:
+    """Whether a member reference is written ``p->m`` (not ``o.m``)."""
+    for t in member_ref.get_tokens():
+        if t.spelling == "->":
+            return True
+        if t.spelling == member_ref.spelling:
+            return False
+    return False
+
+
+def is_if_constexpr(stmt: ci.Cursor) -> bool:
+    """Whether an ``if`` statement is ``if constexpr``."""
+    tokens = stmt.get_tokens()
+    next(tokens, None)  # if
+    second = next(tokens, None)
+    return second is not None and second.spelling == "constexpr"
+
+
+def short_spelling(cursor: ci.Cursor) -> str:
+    """An expression as written when it is short (under 12 tokens), else the cursor's spelling."""
+    tokens = [t.spelling for t in cursor.get_tokens()]
+    text = "".join(tokens) if len(tokens) < 12 else cursor.spelling
+    return text or cursor.spelling
+
+
+def parse_errors_in(fn: ci.Cursor) -> str:
+    """`` (…)`` naming the first parse error inside ``fn``'s body (code the parser dropped, where a
+    header was not found: onnxruntime's ``case ONNX_NAMESPACE::TensorProto_DataType_FLOAT:``), or ""."""
+    ext = fn.extent
+    path = ext.start.file.name if ext.start.file else None
+    for d in fn.translation_unit.diagnostics:
+        loc = d.location
+        if d.severity >= ci.Diagnostic.Error and loc.file is not None and loc.file.name == path \
+                and ext.start.line <= loc.line <= ext.end.line:
+            return f" (the parser dropped code of it: {d.spelling} at line {loc.line})"
+    return ""

@@ -19,15 +19,21 @@ import clang.cindex as ci
 from fusionlint.frontend import clangext, loops
 from fusionlint.frontend.arith import BINOPS as _BINOPS, wrap_int as _wrap_int
 from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the API
-    FOUND_NOWHERE, Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, fixed_choices_note, fixed_note,
-    is_fixed_unknown, merge_outcomes)
+    FOUND_NOWHERE, Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, fixed_note,
+    is_fixed_unknown, merge_outcomes, merged_returns)
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
     NON_EXPR_CHILDREN,
     with_defaults,
     expr_children,
     function_label,
+    is_arrow,
+    is_constant_decl,
+    is_if_constexpr,
     is_stand_in_type,
     loc_of,
+    parse_errors_in,
+    points_to_const,
+    short_spelling,
     strip,
     written,
 )
@@ -408,10 +414,10 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             else:
                 self.root_dead = True
         if frame.branch_returns:
-            return _merged_returns(fn, frame, self.choices)
+            return merged_returns(fn, frame, self.choices)
         if frame.returned is not None:
             return frame.returned
-        return Unknown(f"no return value from {fn.spelling}(){_parse_errors_in(fn)}")
+        return Unknown(f"no return value from {fn.spelling}(){parse_errors_in(fn)}")
 
     def _member_initializers(self, ctor: ci.Cursor) -> None:
         """``Ctor(...) : field_(expr)`` — a MEMBER_REF followed by its initializer expression."""
@@ -486,7 +492,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                     self._maybe_called(v, f"lambda passed to {name}() at line {origin.line}", origin)
         # Anything passed by address or non-const reference may be written by an unseen callee.
         for a, v in zip(arg_cursors, args):
-            if isinstance(v, Address) and not _points_to_const(a.type):
+            if isinstance(v, Address) and not points_to_const(a.type):
                 if v.ctype.rstrip().endswith("*"):  # e.g. cudaMalloc(&ptr, n): a runtime pointer now
                     self.store(v.key, self.runtime_symbol(v.name.lstrip("&"), v.ctype, origin))
                 else:
@@ -632,7 +638,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if chosen is not None:
                 self.exec(chosen)
             return
-        if _is_if_constexpr(stmt):  # decided by types in a template's pattern: no runtime choice
+        if is_if_constexpr(stmt):  # decided by types in a template's pattern: no runtime choice
             self._branches([then_, else_], reason=f"branch at line {stmt.location.line}")
             return
         arm, keys = self._decide_condition(rest[0])
@@ -854,7 +860,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 base_expr = strip(kids[0])
                 if base_expr.kind == K.CXX_THIS_EXPR:
                     base = self.frame.this_key if self.frames else None
-                elif c.type is not None and _is_arrow(c):
+                elif c.type is not None and is_arrow(c):
                     ptr = self.eval(kids[0])
                     base = ptr.key if isinstance(ptr, Address) else self.lvalue_key(kids[0])
                 else:
@@ -1038,7 +1044,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 return self.env[key]
             if _recovered(ref):  # ``extern any X;`` of the recovery: a constant or global of a missing header
                 return _found_nowhere(cursor, ref, origin)
-            if _is_constant(ref) or key[0] == "global":
+            if is_constant_decl(ref) or key[0] == "global":
                 value = self._initial_value(ref, origin)
                 if isinstance(value, Unknown):
                     folded = clangext.evaluate(cursor)
@@ -1062,7 +1068,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             return Unknown(f"{decl.spelling} has no initializer", origin)
         value = self.eval(init[-1])
         if isinstance(value, Known):
-            kind = "constant" if _is_constant(decl) else "global variable"
+            kind = "constant" if is_constant_decl(decl) else "global variable"
             return Known(value.value, value.origin or loc_of(decl), value.via or f"{kind} {decl.spelling}",
                          decl.type.spelling)
         return value
@@ -1077,7 +1083,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             key = self.lvalue_key(operand)
             if key is None:
                 return Unknown("address of an unanalysed expression", origin)
-            return Address(key, _spelling(operand), strip(operand).type.spelling, origin)
+            return Address(key, short_spelling(operand), strip(operand).type.spelling, origin)
         if op == "*":
             ptr = self.eval(operand)
             if isinstance(ptr, Address):
@@ -1111,7 +1117,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             key = self.lvalue_key(lhs_c)
             value = self.eval(rhs_c)
             if key is not None:
-                self.assign(key, value, origin, name=_spelling(lhs_c), source=rhs_c)
+                self.assign(key, value, origin, name=short_spelling(lhs_c), source=rhs_c)
             return value
         if op == ",":
             self.eval(lhs_c)
@@ -1152,36 +1158,13 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                     Unknown(v.reason, v.origin, v.ctype, v.choices, why)
         return Unknown(f"operator {op} on non-constant operands", origin, runtime=first_runtime((lhs, rhs)))
 
+
 def _is_null_test(lhs: Value, rhs: Value) -> bool:
     """Whether one side is the address of an object and the other null (0, ``nullptr``, ``NULL``)."""
     return any(isinstance(a, Address) and isinstance(b, Known) and b.value == 0 and not isinstance(b.value, str)
                for a, b in ((lhs, rhs), (rhs, lhs)))
 
 
-def _parse_errors_in(fn: ci.Cursor) -> str:
-    """`` (…)`` naming the first parse error inside ``fn``'s body (code the parser dropped, where a
-    header was not found: onnxruntime's ``case ONNX_NAMESPACE::TensorProto_DataType_FLOAT:``), or ""."""
-    ext = fn.extent
-    path = ext.start.file.name if ext.start.file else None
-    for d in fn.translation_unit.diagnostics:
-        loc = d.location
-        if d.severity >= ci.Diagnostic.Error and loc.file is not None and loc.file.name == path \
-                and ext.start.line <= loc.line <= ext.end.line:
-            return f" (the parser dropped code of it: {d.spelling} at line {loc.line})"
-    return ""
-
-
-def _merged_returns(fn: ci.Cursor, frame: Frame, known: dict[str, Choice]) -> Value:
-    """The result of a call whose ``return``s sit in branches the run could not decide: the value
-    when every path returns the same one, else unknown (which path runs is not known here;
-    ``known``: the choices met, to say which fixed value decides it)."""
-    values = [*frame.branch_returns, *([frame.returned] if frame.returned is not None else [])]
-    if all(same(v, values[0]) for v in values[1:]):
-        return values[0]
-    choices = tuple(dict.fromkeys([*frame.return_choices, *(c for v in values for c in getattr(v, "choices", ()))]))
-    return Unknown(f"{function_label(fn)}() returns different values on different paths"
-                   f"{fixed_choices_note(choices, known)}", loc_of(fn),
-                   choices=choices, runtime=frame.return_runtime or first_runtime(values))
 
 
 def _recovered(ref: ci.Cursor) -> bool:
@@ -1196,37 +1179,3 @@ def _recovered(ref: ci.Cursor) -> bool:
 def _found_nowhere(cursor: ci.Cursor, ref: ci.Cursor, origin: Loc) -> Unknown:
     """The value of a constant or global the recovery declared (``_recovered``), as ``cursor`` reads it."""
     return Unknown(f"`{written(cursor) or ref.spelling}`, {FOUND_NOWHERE}", origin, ref.type.spelling)
-
-
-def _points_to_const(t: ci.Type) -> bool:
-    canon = t.get_canonical()
-    return canon.kind == ci.TypeKind.POINTER and canon.get_pointee().is_const_qualified()
-
-
-def _is_constant(decl: ci.Cursor) -> bool:
-    if decl.type.is_const_qualified():
-        return True
-    tokens = [t.spelling for t in decl.get_tokens()][:6]
-    return "constexpr" in tokens
-
-
-def _is_arrow(member_ref: ci.Cursor) -> bool:
-    for t in member_ref.get_tokens():
-        if t.spelling == "->":
-            return True
-        if t.spelling == member_ref.spelling:
-            return False
-    return False
-
-
-def _is_if_constexpr(stmt: ci.Cursor) -> bool:
-    tokens = stmt.get_tokens()
-    next(tokens, None)  # if
-    second = next(tokens, None)
-    return second is not None and second.spelling == "constexpr"
-
-
-def _spelling(cursor: ci.Cursor) -> str:
-    tokens = [t.spelling for t in cursor.get_tokens()]
-    text = "".join(tokens) if len(tokens) < 12 else cursor.spelling
-    return text or cursor.spelling
