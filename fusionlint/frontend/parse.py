@@ -715,12 +715,12 @@ def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> Par
         for _ in range(_MAX_MISSING_ROUNDS):  # and what those headers' stand-ins leave missing in other headers
             tu = _index().parse(path, args=unit.args, unsaved_files=unsaved + _missing_stand_ins(named, os.path.dirname(path)))
             diags = _diagnostics(tu)
-            more = [m.group("name") for d in diags if d.severity == "fatal" and (m := _NOT_FOUND.match(d.message))]
+            not_found = [(d, m) for d in diags if d.severity == "fatal" and (m := _NOT_FOUND.match(d.message))]
+            more = [m.group("name") for _d, m in not_found]
             # a header that stopped the parse at one of its includes likely misses more of them (one
             # parse each, clang stopping at the first): every include it writes is stood in at once
             # (a stand-in is searched last: a header found anywhere is still the real one)
-            more += [n for d in diags if d.severity == "fatal" and _NOT_FOUND.match(d.message) and d.path
-                     for n in _includes_written_in(d.path)]
+            more += [n for d, _m in not_found if d.path for n in _includes_written_in(d.path)]
             more = [n for n in dict.fromkeys(more) if n not in named and not n.startswith("/")]
             if not more:
                 break
