@@ -321,21 +321,29 @@ def test_uninstantiated_wrapper_keeps_parameters_unknown(tmp_path):
     assert P(g.mainloop, "kernel_schedule") == "cutlass::gemm::KernelTmaWarpSpecialized"
 
 
-def test_a_template_instantiated_only_under_a_macro_the_build_leaves_undefined_says_so(tmp_path):
+def test_a_template_instantiated_only_under_a_macro_the_build_leaves_undefined_is_read_with_it_defined(tmp_path):
     # FBGEMM's i8i8bf16.cu: i8i8bf16sm90a_impl<64, 128, ...> is called only under
-    # `#ifdef SMOOTHQUANT_SM90A`, which no build defines: no configuration of it is compiled
+    # `#ifdef SMOOTHQUANT_SM90A`, which no build defines: its instances are read with the macro defined
     wrap = ("template <class Tile, int Align>\nstruct Wrap {\n"
             + _BUILDER.replace("TILE", "Tile").replace("ALIGN", "Align")
             .replace("SCHEDULE", "cutlass::gemm::KernelTmaWarpSpecialized") + "};\n")
     use = "using Used = Wrap<cute::Shape<cute::_128, cute::_128, cute::_64>, 8>;\n"
     (g,) = extract_text(tmp_path, wrap + "#ifdef SMOOTHQUANT_SM90A\n" + use + "#endif\n")
-    assert g.mainloop.tile_shape.unknown == (
+    assert g.context == "Wrap<cute::tuple<128, 128, 64>, 8>" and not g.unknowns
+    assert P(g.mainloop, "tile_shape") == [128, 128, 64] and P(g.mainloop, "alignment_a") == 8
+    assert g.condition == "`SMOOTHQUANT_SM90A` is defined: `#ifdef SMOOTHQUANT_SM90A` at line 11, left out by this build"
+    assert P(g.mainloop, "stages") == 7  # the builder: 232448 // (2 x 128 x 64 x 2 bytes + 16), no carve-out
+    (g,) = extract_text(tmp_path, wrap + "#if defined(SMOOTHQUANT_SM90A)\n" + use + "#endif\n")
+    assert g.condition.startswith("`SMOOTHQUANT_SM90A` is defined: `#if defined ( SMOOTHQUANT_SM90A )` at line 11")
+    # a region that defining one macro does not compile keeps the generic reading, saying why
+    (g,) = extract_text(tmp_path, wrap + "#if defined(A) && defined(B)\n" + use + "#endif\n")
+    assert not g.condition and g.mainloop.tile_shape.unknown == (
         "template parameter Tile of Wrap is not bound in this file: it is instantiated only in code this build "
-        "leaves out, under `#ifdef SMOOTHQUANT_SM90A` (line 11)")
+        "leaves out, under `#if defined ( A ) && defined ( B )` (line 11)")
     # not when the build instantiates it too, nor when nothing does
     (g,) = extract_text(tmp_path, wrap + "#ifdef SMOOTHQUANT_SM90A\n" + use + "#else\n" + use.replace("_128,", "_64,", 1)
                         + "#endif\n")
-    assert P(g.mainloop, "tile_shape") == [64, 128, 64]
+    assert P(g.mainloop, "tile_shape") == [64, 128, 64] and not g.condition
     (g,) = extract_text(tmp_path, wrap)
     assert g.mainloop.tile_shape.unknown == "template parameter Tile of Wrap is not bound in this file"
 
@@ -854,3 +862,20 @@ def test_a_tile_of_a_template_no_code_instantiates_is_open_and_says_why():
     assert tile.open == "extent 0 is not known: template parameter TILE_M of int8_gemm_sm90 is not bound in this file"
     assert tile.to_dict()["open"] == tile.open
     assert g.mainloop.cluster_shape.open is None and "open" not in g.mainloop.cluster_shape.to_dict()
+
+
+def test_a_finding_in_an_instance_only_another_build_compiles_says_under_which_macro(capsys):
+    """left_out_instances.cu: of gemm_sm90a_impl's two instances, both under `#ifdef SMOOTHQUANT_SM90A`,
+    the 64-row cooperative tile gets FL303 at the tile shape, saying that a build defining the macro
+    compiles it; a build that defines it gets the same finding without the condition."""
+    from fusionlint.cli import main
+
+    path = FIXTURES / "cutlass" / "extract" / "left_out_instances.cu"
+    tile = line_of("left_out_instances.cu", "using TileShape")
+    for flags, said in (([], " (when `SMOOTHQUANT_SM90A` is defined: `#ifdef SMOOTHQUANT_SM90A` at line "
+                         f"{line_of('left_out_instances.cu', '#ifdef SMOOTHQUANT_SM90A', -1)}, left out by this build)"),
+                        (["-DSMOOTHQUANT_SM90A"], "")):
+        rc = main(["check", "--no-cache", "--no-system-headers", "--output-format", "json", *flags, str(path)])
+        findings = [f for f in json.loads(capsys.readouterr().out) if f["severity"] == "error"]
+        assert rc == 1 and [(f["code"], f["line"]) for f in findings] == [("FL303", tile)]
+        assert findings[0]["message"].endswith("on sm_90)" + said)

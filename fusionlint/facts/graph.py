@@ -130,7 +130,8 @@ def _add_cutlass(g: nx.MultiDiGraph, k: int, gemm) -> None:
     """One CUTLASS GEMM: its node and its parts' (mainloop, epilogue, kernel), with ``part_of`` edges."""
     node = f"cutlass{k}"
     where = gemm.instantiated_at or gemm.loc
-    title = f"CUTLASS {gemm.api} {gemm.kind} {gemm.name}" + (f" in {gemm.context}" if gemm.context else "")
+    title = f"CUTLASS {gemm.api} {gemm.kind} {gemm.name}" + (f" in {gemm.context}" if gemm.context else "") \
+        + (f" (when {gemm.condition})" if gemm.condition else "")
     g.add_node(node, kind="cutlass_gemm", label=_part_label(f"{title}\nat {_loc(where)} ({gemm.mode})", gemm.gemm2x,
                                                               _SHOWN["gemm"]) if gemm.gemm2x else
                f"{title}\nat {_loc(where)} ({gemm.mode})", at=_loc(where), api=gemm.api, mode=gemm.mode)

@@ -37,6 +37,7 @@ from fusionlint.frontend.cutlass_includes import LINE_STRIDE, ProjectHeaders, re
 from fusionlint.frontend.cutlass_syntax import includes_cutlass, read_program
 from fusionlint.frontend.cutlass_storage import fill_builder_stages
 from fusionlint.frontend.cutlass_problem import literal_problems
+from fusionlint.frontend.left_out_code import read_left_out
 from fusionlint.model.values import Loc
 from fusionlint.frontend.cutlass_ast import AstNode, AstReader
 from fusionlint.frontend.parse import has_device_bodies, parse_file
@@ -59,10 +60,13 @@ def extract_cutlass(unit, text: str | None = None, header: str | None = None) ->
     project = ProjectHeaders(path, search_dirs(list(getattr(unit, "args", []) or [])))
     if not _CUTLASS_HINT.search(text) and not project.reach(text, _CUTLASS_HINT):
         return []
-    prog = read_program(text, path, predefined_macros(unit.args, text), project)
+    macros = predefined_macros(unit.args, text)
+    prog = read_program(text, path, macros, project)
     ev = Evaluator(prog)
     ev.run()
     gemms = _build_gemms(ev, path)
+    if prog.inactive_regions:
+        gemms = read_left_out(gemms, prog, ev, text, path, macros, project, _build_gemms)
     problems = literal_problems(text, path)
     for g in gemms:
         g.problems = [p for p in problems if p.gemm == g.name]
@@ -82,7 +86,7 @@ def extract_cutlass(unit, text: str | None = None, header: str | None = None) ->
             for g in gemms:
                 g.notes.append(f"reading the instantiated templates failed: {type(exc).__name__}: {exc}")
     for g in gemms:  # what the compiler did not tell (source mode, or not instantiated)
-        _builder_stages(g, ev, path)
+        _builder_stages(g, getattr(g, "_evaluator", ev), path)
     _nearby_errors(gemms, unit, path)
     if prog.skipped:
         for g in gemms:
@@ -989,7 +993,11 @@ def _explain_syntactic(gemms: list[CutlassGemm], unit, path: str) -> None:
     for g in gemms:
         if g.mode != "syntactic":
             continue
-        if missing:
+        if g.condition:
+            g.notes.append("values read from the text as a build would compile it when " + g.condition.split(":")[0]
+                           + ": this parse leaves the instantiation out, so libclang did not instantiate it "
+                           "(CUTLASS's own static_asserts did not run for it; the rules did)")
+        elif missing:
             hint = " (CUDA 13 keeps them under <cuda>/include/cccl: add it with -I)" \
                 if any(m.startswith(("cuda/std", "cuda/", "nv/")) for m in missing) else ""
             g.notes.append("values read from the text: the CUTLASS headers did not parse, headers not found: "

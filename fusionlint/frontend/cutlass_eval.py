@@ -338,6 +338,11 @@ class Evaluator:
                               f"at line {site[0]}", site) for p in scope.tparams or []]
             self._register_instance(scope, root.extend(scope, values), site, False)
 
+    def uninstantiated_gemm_templates(self) -> list[str]:
+        """The names of the file's templates that write a CUTLASS GEMM and that the file instantiates nowhere."""
+        return [self._template_name(s) for s in self._template_scopes(self.prog.file)
+                if s.id not in self.template_scopes_with_instances and self._contains_cutlass(s)]
+
     @staticmethod
     def _template_name(s: Scope) -> str:
         return s.owner.name if s.owner is not None else s.name

@@ -283,6 +283,7 @@ class CutlassGemm:
     mode: str  # "instantiated" (values read from libclang's template instantiation) | "syntactic"
     context: str = ""  # the wrapper instantiation it lives in, e.g. "mylib::gemm_wrapper<mylib::ConfigLarge>"
     instantiated_at: Loc | None = None  # where that wrapper is instantiated in the file
+    condition: str = ""  # compiled only under it (an instance in code this build leaves out: left_out_code.py)
     mainloop: MainloopBuilder | CollectiveMmaFacts | None = None
     epilogue: EpilogueBuilder | OtherEpilogue | None = None
     kernel: KernelFacts | None = None
@@ -330,6 +331,7 @@ class CutlassGemm:
             "line": self.loc.line, "column": self.loc.column, "mode": self.mode,
             "cutlass_headers": self.cutlass_headers, "device_bodies": self.device_bodies,
             "context": self.context,
+            **({"condition": self.condition} if self.condition else {}),
             "instantiated_at": self.instantiated_at.to_dict() if self.instantiated_at else None,
             "mainloop": self.mainloop.to_dict() if self.mainloop else None,
             "epilogue": self.epilogue.to_dict() if self.epilogue else None,

@@ -538,10 +538,10 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
                     pview = {**view, "problem": {k: (UNKNOWN if v is None else v)
                                                  for k, v in (("m", p.m), ("n", p.n), ("k", p.k), *lds)}}
                     if judge(rule, pview, ctx, p.at):
-                        findings.append(_finding(rule, pview, p.at, note))
+                        findings.append(_when_compiled(g, _finding(rule, pview, p.at, note)))
                 continue
             if judge(rule, view, ctx, g.instantiated_at or g.loc):
-                findings.append(_finding(rule, view, _cutlass_where(rule, g), note))
+                findings.append(_when_compiled(g, _finding(rule, view, _cutlass_where(rule, g), note)))
                 explained = explained or rule.severity == "error"
         if not explained:
             findings += static_assert_findings(g)
@@ -558,6 +558,11 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
             if more:
                 unique[(f.code, f.path, f.line, f.column)] = replace(first, related=first.related + more)
     return list(unique.values())
+
+
+def _when_compiled(g: CutlassGemm, f: Finding) -> Finding:
+    """A finding on an instance that only another build compiles (``#ifdef X`` around it) says so."""
+    return replace(f, message=f"{f.message} (when {g.condition})") if g.condition else f
 
 
 def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration]) -> list[Finding]:
@@ -724,6 +729,8 @@ def _mode_note(g: CutlassGemm) -> tuple[Related, ...]:
         how = "instantiated with the CUTLASS headers, device bodies included"
     elif g.mode == "instantiated":
         how = "instantiated with the CUTLASS headers (host side; --device-bodies also instantiates the device bodies)"
+    elif g.condition:
+        how = "read from the source text as a build would compile it when " + g.condition.split(":")[0]
     else:
         how = "read from the source text (syntactic mode: no usable CUTLASS headers)"
     if g.instantiated_at is not None and g.instantiated_at.path != g.path and g.context:
