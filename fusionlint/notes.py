@@ -21,6 +21,18 @@ LIBRARIES = {"cutlass/": "CUTLASS", "cute/": "CUTLASS", "cuda/": "CCCL", "nv/": 
              "thrust/": "CCCL"}
 
 
+# the CUDA toolkit's and cuBLAS's headers, as projects that vendor the toolkit include them by a path of
+# their own (TensorFlow/XLA's Bazel layout: "third_party/gpus/cuda/include/cublasLt.h")
+_TOOLKIT_HEADER = re.compile(r"(?:^|/)cuda/include/((?:cublasLt|cublas_v2|cublas_api|cublas|cuda|cuda_runtime|"
+                             r"cuda_runtime_api|driver_types|library_types|cuda_fp16|cuda_bf16|cuda_fp8)\.h)$")
+
+
+def toolkit_header(name: str) -> str | None:
+    """The toolkit header ``name`` is a vendored path of (``cublasLt.h``), else None."""
+    m = _TOOLKIT_HEADER.search(name)
+    return m.group(1) if m else None
+
+
 @dataclass(frozen=True)
 class Note:
     path: str | None  # None: about the run, not one file
@@ -62,6 +74,11 @@ def missing_header_notes(path: str, headers: list[str]) -> list[Note]:
     library = [h for h in headers if library_of(h)]
     for header in dict.fromkeys(h for h in headers if not library_of(h)):
         line, column = _include_site(path, header)
+        toolkit = toolkit_header(header)
+        if toolkit:
+            notes.append(Note(path, line, column, f"header '{header}' not found: <{toolkit}> (the CUDA toolkit's, "
+                              "or fusionlint's model of cuBLAS) stands in for it", detail=True))
+            continue
         notes.append(Note(path, line, column,
                           f"header '{header}' not found: checked with an empty stand-in in its place, so what it "
                           "declares (types, macros, helper functions) is unknown and findings that depend on it "

@@ -211,14 +211,34 @@ def callee(call: ci.Cursor) -> ci.Cursor | None:
     return next(iter(found.values())) if len(found) == 1 else None
 
 
+def failed_call(cursor: ci.Cursor) -> str | None:
+    """The function named by a call that overload resolution rejected (an argument of a type the
+    partial parse got wrong: XLA's ``cublasLtMatmul(..., palgo, ...)`` with ``palgo`` from a
+    ``std::any_cast`` of a recovered type): clang keeps it as a recovery expression, which libclang
+    shows as an unexposed expression of the callee's name followed by the arguments. None for any
+    other cursor."""
+    if kind(cursor) != ci.CursorKind.UNEXPOSED_EXPR:
+        return None
+    kids = children(cursor)
+    if len(kids) < 2 or kind(kids[0]) != ci.CursorKind.DECL_REF_EXPR:
+        return None
+    inner = children(kids[0])
+    ref = inner[0] if len(inner) == 1 else kids[0].referenced
+    if ref is None or kind(ref) not in (ci.CursorKind.OVERLOADED_DECL_REF, ci.CursorKind.FUNCTION_DECL):
+        return None
+    return ref.spelling or None
+
+
 def arguments(cursor: ci.Cursor) -> list[ci.Cursor]:
     """``list(cursor.get_arguments())`` of a call, kept on the cursor object like ``children``: the
     argument cursors libclang makes are new objects each time, and whatever was kept on them (their
-    children, their callee's definition) would be looked up again at every visit of the call."""
+    children, their callee's definition) would be looked up again at every visit of the call. For a
+    call overload resolution rejected (``failed_call``): the expressions after the callee."""
     args = cursor.__dict__.get("_fusionlint_arguments")
     if args is None:
         tu = cursor._tu
-        args = cursor.__dict__["_fusionlint_arguments"] = list(cursor.get_arguments())
+        args = cursor.__dict__["_fusionlint_arguments"] = children(cursor)[1:] if failed_call(cursor) \
+            else list(cursor.get_arguments())
         for a in args:
             a._tu = tu
     return args

@@ -4,11 +4,15 @@ written."""
 from __future__ import annotations
 
 import os
+import re
 
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
 from fusionlint.model.values import Loc
+from fusionlint.sourcetext import lines_of
+
+API_NAME = re.compile(r"\bcublasLt[A-Z]\w*")
 
 K = ci.CursorKind
 
@@ -189,3 +193,12 @@ def parse_errors_in(fn: ci.Cursor) -> str:
                 and ext.start.line <= loc.line <= ext.end.line:
             return f" (the parser dropped code of it: {d.spelling} at line {loc.line})"
     return ""
+
+
+def names_in_text(fn: ci.Cursor, pattern: re.Pattern[str]) -> list[str]:
+    """The words of ``pattern`` in the source text of ``fn`` (its lines as the file on disk has them;
+    none for a file not on disk): names written in calls that the parse did not make calls of."""
+    start, end = fn.extent.start, fn.extent.end
+    path = start.file.name if start.file is not None else ""
+    lines = lines_of(path) if path and os.path.isfile(path) else ()
+    return pattern.findall("\n".join(lines[start.line - 1:end.line]))

@@ -22,7 +22,9 @@ from fusionlint.frontend.choices import (  # noqa: F401 - Choice is part of the 
     FOUND_NOWHERE, Assumption, Choice, ChoiceMixin, calls_defined_code, condition_runtime, fixed_note,
     is_fixed_unknown, merge_outcomes, merged_returns)
 from fusionlint.frontend.cursors import (  # noqa: F401 - the readers other modules import from here
+    API_NAME,
     NON_EXPR_CHILDREN,
+    names_in_text,
     with_defaults,
     expr_children,
     function_label,
@@ -233,8 +235,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         self._relevant[usr] = False  # recursion guard
         result = False
         for c in clangext.calls_in(fn):
-            if self.handler.is_api(c.spelling):
-                result = True
+            if self.handler.is_api(c.spelling or getattr(clangext.callee(c), "spelling", "")):
+                result = True  # (a call in a template that waits for the instantiation: the name it finds)
                 break
             target = self._callee_definition(c)
             if target is None and c.referenced is not None and self._watches(c.referenced):
@@ -243,6 +245,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if target is not None and self.relevant(target):
                 result = True
                 break
+        if not result:  # a call of the API that overload resolution rejected (clangext.failed_call) is no call
+            result = any(self.handler.is_api(name) for name in names_in_text(fn, API_NAME))
         self._relevant[usr] = result
         return result
 
@@ -909,6 +913,19 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         if kind in (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR):
             return Known(0, origin, via="nullptr", ctype="nullptr_t")
         if kind in CAST_KINDS:
+            failed = clangext.failed_call(cursor)
+            if failed is not None:  # a call the parse could not resolve: of the API, or one that may do anything
+                args = self._arguments(cursor, clangext.arguments(cursor))
+                if self.handler.is_api(failed):
+                    return self.handler.call(self, failed, cursor, args)
+                for v in args:
+                    if isinstance(v, Handle):
+                        self.handler.escaped(v.obj, failed, origin)
+                    elif isinstance(v, Address):
+                        self.invalidate(v.key, f"passed to {failed}() at line {origin.line}, a call the parse "
+                                        "could not resolve", origin)
+                return Unknown(f"result of {failed}() at line {origin.line} (a call the parse could not resolve)",
+                               origin)
             kids = expr_children(cursor)
             if len(kids) != 1:
                 folded = clangext.evaluate(cursor) if kids else None

@@ -37,6 +37,7 @@ import clang.cindex as ci
 
 from fusionlint.defaults import DEFAULT_STD, NO_DEVICE_BODIES_MACRO
 from fusionlint.frontend import explicit_instantiations, recovery, toolchain
+from fusionlint.notes import toolkit_header
 
 VIRTUAL_ROOT = "/__fusionlint__"
 STUB_DIR = f"{VIRTUAL_ROOT}/include"
@@ -208,8 +209,11 @@ def _missing_stand_ins(missing: list[str], beside: str | None = None,
     put there too, ``beside`` being the main file's directory (virtual: nothing is written)."""
     out = []
     for i, name in enumerate(missing):
-        body = first_text if i == 0 and first_text is not None else \
-            f"/* fusionlint: '{name}' was not found; empty stand-in */\n"
+        toolkit = toolkit_header(name)
+        body = f"#include <{toolkit}>  /* fusionlint: '{name}' was not found; the toolkit's header instead */\n" \
+            if toolkit else f"/* fusionlint: '{name}' was not found; empty stand-in */\n"
+        if i == 0 and first_text is not None:
+            body = (body if toolkit else "") + first_text
         out.append((f"{MISSING_DIR}/{name}", body))
         if beside and name.startswith(("./", "../")):
             # (at the path as clang forms it, the dots kept: relative or absolute as the main file's;
@@ -746,12 +750,13 @@ def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> Par
         files = _missing_stand_ins(missing, os.path.dirname(path), header.text)
         tu2 = _index().parse(path, args=unit.args, unsaved_files=unsaved + files)
         diags2 = _diagnostics(tu2)
-        if any(d.severity == "fatal" for d in diags2) or \
-                recovery._score(tu2, diags2, path, text) >= recovery._score(best[0], best[1], path, text):
+        if any(d.severity == "fatal" for d in diags2):
             break
-        best = (tu2, diags2, header.names)
+        if recovery._score(tu2, diags2, path, text) < recovery._score(best[0], best[1], path, text):
+            best = (tu2, diags2, header.names)
         # names the first round's errors hid (``ColumnCount(A)`` with ``A`` of a type only the
-        # recovery declared is reported only now): one more round declares them too
+        # recovery declared is reported only now; the bodies of definitions it made readable): one
+        # more round declares them too, and is kept if it reads more than the rounds before
         known = {(d.path, d.line, d.column, d.message) for d in reported}
         fresh = [d for d in diags2 if recovery.names_unknown(d) and (d.path, d.line, d.column, d.message) not in known]
         if not fresh:

@@ -31,6 +31,8 @@ from functools import lru_cache
 
 import clang.cindex as ci
 
+from fusionlint.frontend import out_of_line
+
 ANY = "::fusionlint_partial::any"
 # the values of the constants the recovery declares for ``case`` labels (one each, from here up):
 # made up, so the interpreter reads such a constant as unknown (frontend/interp.py)
@@ -247,12 +249,19 @@ class _Writer:
         # that the switch parses; the interpreter does not take that value, see CONSTANT_BASE)
         self.case_labels = sorted(case_labels)
         self.forwards_api = False  # a namespace of wrappers names cuBLASLt functions (see node)
+        # class path -> member declarations from the main file's out-of-line definitions (out_of_line.py)
+        self.members: dict[tuple[str, ...], list[str]] = {}
+
+    def _defines(self, path: tuple[str, ...]) -> bool:
+        """Whether the class at ``path`` or one nested in it gets out-of-line members."""
+        return any(p[:len(path)] == path for p in self.members)
 
     def ok(self, name: str) -> bool:
         """A name that may be declared at global scope."""
         return bool(name) and name not in _KEYWORDS and name not in self.reserved and not _RESERVED.match(name)
 
-    def node(self, name: str, node: _Node, indent: str, in_struct: bool, nested: bool = False) -> list[str]:
+    def node(self, name: str, node: _Node, indent: str, in_struct: bool, nested: bool = False,
+             path: tuple[str, ...] = ()) -> list[str]:
         if nested and not in_struct and not node.children and node.uses == {"function"} and _API_FUNCTION.match(name):
             # a cuBLASLt function called through a namespace of wrappers whose header is missing
             # (Paddle's ``platform::dynload::cublasLtMatmul(...)``, which forwards its arguments):
@@ -262,16 +271,20 @@ class _Writer:
         if not (self.ok(name) if not nested else name not in _KEYWORDS and not _NESTED_RESERVED.match(name)):
             return []
         static = "static " if in_struct else ""
-        if node.children and (node.uses or in_struct):
-            # a name written both as a qualifier and as a type (or inside such a struct): a permissive struct
+        path = (*path, name)
+        declared = self.members.get(path, [])
+        if (node.children and (node.uses or in_struct)) or declared:
+            # a name written both as a qualifier and as a type (or inside such a struct), or a class whose
+            # members the file defines out of line: a permissive struct
             body = [f"{indent}struct {name} : {ANY} {{", f"{indent}  using any::any;"]
-            for child, sub in sorted(node.children.items()):
-                body += self.node(child, sub, indent + "  ", True, True)
-            return body + [f"{indent}}};"]
+            # the classes with out-of-line members last: their members' signatures may name the others
+            for child, sub in sorted(node.children.items(), key=lambda kv: (self._defines((*path, kv[0])), kv[0])):
+                body += self.node(child, sub, indent + "  ", True, True, path)
+            return body + [f"{indent}  {d}" for d in declared] + [f"{indent}}};"]
         if node.children:
             body = [f"{indent}namespace {name} {{"]
             for child, sub in sorted(node.children.items()):
-                body += self.node(child, sub, indent + "  ", False, True)
+                body += self.node(child, sub, indent + "  ", False, True, path)
             return body + [f"{indent}}}"]
         if "template" in node.uses:
             return [f"{indent}template <class... T> using {name} = {ANY};"]
@@ -475,6 +488,22 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
             for ts in tokens.values():
                 _chains(ts, (*ns, name), leaf, self_use=True)
     _shadowed_roots(roots)
+    # classes of a header found nowhere whose members the file defines out of line: declared in the
+    # namespace the definitions are written in, with those members (out_of_line.py)
+    in_namespaces: dict[tuple[str, ...], dict[str, _Node]] = {}
+    for ns, classes in out_of_line.members(code[main_path], set(roots), _TOKEN).items():
+        for cls, decls in classes.items():
+            node = in_namespaces.setdefault(ns, {}).setdefault(cls[0], roots.pop(cls[0], None) or _Node())
+            for part in cls[1:]:
+                node = node.children.setdefault(part, _Node())
+            node.children.pop(cls[-1], None)  # ``X::X(`` read as a member named X: the constructor, declared below
+            writer.members.setdefault(cls, []).extend(decls)
+            for decl in decls:  # the headers their signatures need (the file may include them only later)
+                words = set(re.findall(r"\b\w+\b", decl))
+                headers.update(_STD_HEADERS[n] for n in re.findall(r"\bstd :: (\w+)", decl) if n in _STD_HEADERS)
+                headers.update(_STD_HEADERS[n] for n in words if _STD_HEADERS.get(n) in ("cstddef", "cstdint"))
+                if any(re.match(r"cu[A-Z]|cublas|cuda[A-Z]|CU[a-z]", w) for w in words):
+                    headers.add("cublasLt.h")  # the toolkit's types (or fusionlint's model of them)
     # every member name written after '.' or '->' in these files: members of the permissive class
     member_uses: dict[str, str] = {}
     for ts in tokens.values():
@@ -519,6 +548,12 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
         else:
             out += writer.node(name, _Node(uses={kind}), "", False)
         names.append(name)
+    for ns, classes in in_namespaces.items():  # last: their members' signatures name the globals above
+        out += [f"namespace {n} {{" for n in ns]
+        for name, node in sorted(classes.items()):
+            out += writer.node(name, node, "", False)
+            names.append(f"{'::'.join((*ns, name))}:: (out-of-line members)")
+        out += ["}" for _ in ns]
     if not names:
         return None
     out.append(f"#endif  // {GUARD}")

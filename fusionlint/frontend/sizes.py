@@ -17,7 +17,7 @@ def sizeof_value(cursor: ci.Cursor, origin: Loc, frames: list[Frame]) -> Value:
     template parameter's size is its argument's at the inlined call."""
     tokens = [t.spelling for t in cursor.get_tokens()]
     word = tokens[0] if tokens else "sizeof"
-    if any(is_stand_in_type(strip(k).type) for k in clangext.children(cursor)):
+    if any(is_stand_in_type(strip(k).type) for k in clangext.children(cursor)) or _stand_in_operand(tokens, frames):
         return Unknown(f"{word} of a type whose header was found nowhere (declared only to read the file)",
                        origin)
     # sizeof(param) / sizeof(T) inside an inlined template: use the caller's argument type.
@@ -62,3 +62,25 @@ def _template_type_size(spelling: str, frames: list[Frame]) -> tuple[int, str] |
                 and f.function.semantic_parent.kind != K.CLASS_TEMPLATE:
             break
     return None
+
+
+def _stand_in_operand(tokens: list[str], frames: list[Frame]) -> bool:
+    """Whether the operand of a ``sizeof`` in the running function names one of its parameters, or
+    its template arguments, whose type the recovery declared: XLA's ``SetAttr<T>(h, attr, T value)``
+    run as ``SetAttr<fusionlint_partial::any>`` writes ``sizeof(decltype(value))``, which libclang
+    folds to 1, the stand-in's size, not the real type's."""
+    if not frames:
+        return False
+    fn = frames[-1].function
+    words = set(tokens[1:])
+    for p in clangext.children(fn):
+        if p.kind == K.PARM_DECL and p.spelling in words:
+            t = frames[-1].arg_types.get(p.get_usr() or p.spelling)
+            if is_stand_in_type(p.type) or (t is not None and is_stand_in_type(t)):
+                return True
+    try:
+        count = fn.get_num_template_arguments()
+    except Exception:  # noqa: BLE001 - not a specialization
+        return False
+    return any(fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE
+               and is_stand_in_type(fn.get_template_argument_type(i)) for i in range(max(count, 0)))
