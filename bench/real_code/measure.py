@@ -399,7 +399,7 @@ def measure_file(rel: str, *, flags: list[str], env: dict, python: str = sys.exe
             row["problems"].append(f"facts: no JSON ({type(exc).__name__}: {exc}); rc {rc}; "
                                    + (err.strip().splitlines() or ["no stderr"])[-1][:200])
         if rc not in (0, 1):
-            row["problems"].append(f"facts exited {rc}")
+            row["problems"].append(f"facts exited {rc}: " + _last_error(err))
 
     if left() < 1.0:
         row["check"] = None
@@ -431,7 +431,7 @@ def measure_file(rel: str, *, flags: list[str], env: dict, python: str = sys.exe
             row["problems"].append(f"check: no JSON ({type(exc).__name__}); rc {rc}; "
                                    + (err.strip().splitlines() or ["no stderr"])[-1][:200])
         if rc not in (0,):
-            row["problems"].append(f"check exited {rc}")
+            row["problems"].append(f"check exited {rc}: " + _last_error(err))
         if undecided and row.get("check") is not None and left() >= 1.0:
             rc2, _, err2, secs2 = run([*base, "check", "--output-format", "text", "-v", *common], env=env,
                                       timeout=max(left(), 1.0))
@@ -863,6 +863,12 @@ def nvcc_baseline(cut: list[Path], env: dict, timeout: float = 900.0) -> dict:
         rc, _, err, secs = run(cmd, env=env, timeout=timeout)
     return {"file": os.path.relpath(src, ROOT), "seconds": round(secs, 2), "rc": rc,
             "error": (err.strip().splitlines() or [""])[-1][:200] if rc else ""}
+
+
+def _last_error(err: str) -> str:
+    """The last stderr line that is not a note (what a process that exited 2 said of why)."""
+    lines = [x for x in err.strip().splitlines() if x.strip() and ": note: " not in x]
+    return (lines or ["no stderr but notes"])[-1][:300]
 
 
 def cutlass_dirs(arg: str | None) -> list[Path]:

@@ -201,4 +201,7 @@ def names_in_text(fn: ci.Cursor, pattern: re.Pattern[str]) -> list[str]:
     start, end = fn.extent.start, fn.extent.end
     path = start.file.name if start.file is not None else ""
     lines = lines_of(path) if path and os.path.isfile(path) else ()
-    return pattern.findall("\n".join(lines[start.line - 1:end.line]))
+    return pattern.findall(_NOT_CODE.sub(" ", "\n".join(lines[start.line - 1:end.line])))
+
+
+_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.S)  # comments and string literals
