@@ -451,3 +451,20 @@ def test_constructors_destructors_member_templates_and_trailing_returns_defined_
         or "destructor" in d.message)] == []
     (cfg,) = _facts(src)
     assert cfg["parameters"]["matmul_desc"]["TRANSA"]["name"] == "CUBLAS_OP_T"
+
+
+def test_sizes_in_a_template_instantiated_with_a_stand_in_type_are_still_known_where_they_do_not_depend_on_it(
+        tmp_path: Path) -> None:
+    """PyTorch's ``gemm_and_bias<at::Half>`` with ATen missing: ``sizeof(transa)`` and ``sizeof(Dtype*)`` do not
+    depend on the stand-in ``at::Half``, so a wrong size there is still FL100 (the stand-in's own size is
+    not used: the test above)."""
+    src = tmp_path / "bias.cpp"
+    src.write_text(
+        "#include <ATen/ATen.h>\n#include <cublasLt.h>\n"
+        "template <typename Dtype>\nvoid gemm(cublasLtMatmulDesc_t d, Dtype* bias) {\n"
+        "  cublasOperation_t t = CUBLAS_OP_T;\n"
+        "  cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof(t) / 2);\n"
+        "  cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(Dtype*) / 2);\n}\n"
+        "template void gemm<at::Half>(cublasLtMatmulDesc_t, at::Half*);\n")
+    rc, out, _ = run_cli("--no-cache", "--select", "FL100", src)
+    assert rc == 1 and re.findall(r"bias\.cpp:(\d+):\d+: error: .*\[FL100\]", out) == ["6", "7"]

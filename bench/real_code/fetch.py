@@ -34,7 +34,8 @@ With network access, a plain ``python bench/real_code/fetch.py`` downloads every
   hash to the manifest's sha256 (every page but the last is 16,000 characters: a quick check that
   none was cut). Done that way for the baseline of RESULTS.md: CUDABlas.cpp in 7 pages, the two
   vLLM headers in one each. The held-out TVM and onnxruntime files (``heldout-tvm``,
-  ``heldout-onnxruntime``) were read whole the same way and passed with ``--from-dir``.
+  ``heldout-onnxruntime``) were read whole the same way and passed with ``--from-dir``; XLA's
+  ``cuda_blas_lt.cc`` (``heldout-xla``) in two pages with ``--from-pages``.
 
     python bench/real_code/fetch.py                       # download what is missing
     python bench/real_code/fetch.py --mirror /work/.mirror --from-pages /tmp/pages --offline

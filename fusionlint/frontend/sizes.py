@@ -66,10 +66,10 @@ def _template_type_size(spelling: str, frames: list[Frame]) -> tuple[int, str] |
 
 def _stand_in_operand(tokens: list[str], frames: list[Frame]) -> bool:
     """Whether the operand of a ``sizeof`` in the running function names one of its parameters, or
-    its template arguments, whose type the recovery declared: XLA's ``SetAttr<T>(h, attr, T value)``
+    one of its template parameters, whose type (argument) the recovery declared: XLA's ``SetAttr<T>(h, attr, T value)``
     run as ``SetAttr<fusionlint_partial::any>`` writes ``sizeof(decltype(value))``, which libclang
     folds to 1, the stand-in's size, not the real type's."""
-    if not frames:
+    if not frames or tokens[-2:-1] == ["*"]:  # (a pointer's size is not its pointee's: sizeof(Dtype*))
         return False
     fn = frames[-1].function
     words = set(tokens[1:])
@@ -78,9 +78,15 @@ def _stand_in_operand(tokens: list[str], frames: list[Frame]) -> bool:
             t = frames[-1].arg_types.get(p.get_usr() or p.spelling)
             if is_stand_in_type(p.type) or (t is not None and is_stand_in_type(t)):
                 return True
+    pattern = clangext.specialized_template(fn)
+    if pattern is None:
+        return False
+    names = [c.spelling for c in clangext.children(pattern) if c.kind in (K.TEMPLATE_TYPE_PARAMETER,
+                                                                          K.TEMPLATE_NON_TYPE_PARAMETER,
+                                                                          K.TEMPLATE_TEMPLATE_PARAMETER)]
     try:
         count = fn.get_num_template_arguments()
     except Exception:  # noqa: BLE001 - not a specialization
         return False
-    return any(fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE
+    return any(i < len(names) and names[i] in words and fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE
                and is_stand_in_type(fn.get_template_argument_type(i)) for i in range(max(count, 0)))
