@@ -754,9 +754,11 @@ def _recover(unit: ParsedUnit, unsaved: list[tuple[str, str]], text: str) -> Par
             break
         if recovery._score(tu2, diags2, path, text) < recovery._score(best[0], best[1], path, text):
             best = (tu2, diags2, header.names)
+        elif not any(n.endswith(recovery.OUT_OF_LINE) for n in header.names):
+            break  # (a round that reads no more is followed by another only when it made member bodies readable)
         # names the first round's errors hid (``ColumnCount(A)`` with ``A`` of a type only the
-        # recovery declared is reported only now; the bodies of definitions it made readable): one
-        # more round declares them too, and is kept if it reads more than the rounds before
+        # recovery declared is reported only now; the bodies of out-of-line members it made readable):
+        # one more round declares them too, and is kept if it reads more than the rounds before
         known = {(d.path, d.line, d.column, d.message) for d in reported}
         fresh = [d for d in diags2 if recovery.names_unknown(d) and (d.path, d.line, d.column, d.message) not in known]
         if not fresh:

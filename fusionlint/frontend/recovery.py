@@ -38,6 +38,7 @@ ANY = "::fusionlint_partial::any"
 # made up, so the interpreter reads such a constant as unknown (frontend/interp.py)
 CONSTANT_BASE = 0x46550000
 GUARD = "FUSIONLINT_PARTIAL_RECOVERY"
+OUT_OF_LINE = " (out-of-line members)"  # how StandIn.names lists a class declared from out-of-line definitions
 
 # names fusionlint never declares: cuBLASLt / cuBLAS, the CUDA runtime and driver, CUTLASS, CuTe
 _RESERVED = re.compile(r"^(?:cublas|CUBLAS|cutlass|CUTLASS|cute$|cute_|CUTE|cuda[A-Z_]|cuda$|CUDA_[RC]_|CUDART|CU_|"
@@ -552,7 +553,7 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
         out += [f"namespace {n} {{" for n in ns]
         for name, node in sorted(classes.items()):
             out += writer.node(name, node, "", False)
-            names.append(f"{'::'.join((*ns, name))}:: (out-of-line members)")
+            names.append(f"{'::'.join((*ns, name))}::{OUT_OF_LINE}")
         out += ["}" for _ in ns]
     if not names:
         return None
