@@ -415,6 +415,8 @@ def test_a_class_whose_header_is_missing_keeps_the_members_the_file_defines_out_
         line for line in OUT_OF_LINE.read_text().splitlines() if "cublasLtMatmul(" in line)) + 1
     assert [(c["kind"], c["line"]) for c in configs] == [("descriptor", matmul - 11), ("matmul", matmul)]
     assert configs[1]["function"] == "Plan::Run"
+    # its objects are members this file does not create: said with the argument written
+    assert configs[1]["unknowns"][0] == "matmul_desc: the object did not resolve (the argument is `op_desc_.get()`)"
     # Desc::Create's descriptor (no matmul uses it in this file): its compute type is read
     assert configs[0]["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"] == "CUBLAS_COMPUTE_32F"
     _, _, err = run_cli("--no-cache", "-v", OUT_OF_LINE)

@@ -279,6 +279,12 @@ class CublasLtHandler:
         for key in ("A", "B", "C", "D", "alpha", "beta", "workspace", "workspace_size", "requested"):
             if key in named:
                 cfg.operands[key] = named[key]
+        for part, key in (("matmul_desc", "desc"), *((f"layout_{m}", f"{m}desc") for m in "ABCD"),
+                          ("preference", "preference")):
+            v = named.get(key)
+            if self._object(v) is None if v is not None else False:  # what the argument was instead
+                cfg.unresolved[part] = f"the argument is `{v.name}`" if isinstance(v, Symbol) \
+                    else v.reason if isinstance(v, Unknown) else ""
         if kind == "heuristic":
             cfg.heuristic_loc = loc
         return cfg
@@ -343,7 +349,8 @@ class CublasLtHandler:
         for part, obj in parts.items():
             if obj is None:
                 if cfg.kind != "descriptor" and (part != "preference" or cfg.heuristic_loc is not None):
-                    cfg.unknowns.append(f"{part}: the object did not resolve")
+                    why = cfg.unresolved.get(part)
+                    cfg.unknowns.append(f"{part}: the object did not resolve" + (f" ({why})" if why else ""))
                 continue
             fields = self.effective_fields(obj, cfg.arm_path if cfg.kind != "descriptor" else None)
             cfg.effective[part] = fields

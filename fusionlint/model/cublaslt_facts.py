@@ -215,6 +215,7 @@ class Configuration:
     unknowns: list[str] = field(default_factory=list)
     parse_errors_nearby: list[str] = field(default_factory=list)
     via: list[CallStep] = field(default_factory=list)  # the calls that led here, outermost first
+    unresolved: dict[str, str] = field(default_factory=dict)  # part -> what its argument was instead of an object
     # the runtime alternative this configuration is (see frontend/alternatives.py): the conditions
     # it holds under (as text), its index among the ``alternatives`` its root function was run as
     when: tuple[str, ...] = ()
