@@ -373,8 +373,9 @@ class Checker:
 
         for note in notes.missing_header_notes(path, headers):
             self.notes.append(note)
-            if note.detail:
-                self._library_missing[path] = [h for h in headers if notes.library_of(h)]
+            library = [h for h in headers if notes.library_of(h)]
+            if note.detail and library:  # (a toolkit header on a vendored path is a detail note too)
+                self._library_missing[path] = library
             if not note.detail or self.opts.verbose:
                 print(f"fusionlint: note: {note.text()}", file=sys.stderr)
 
