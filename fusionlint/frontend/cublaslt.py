@@ -282,7 +282,7 @@ class CublasLtHandler:
         for part, key in (("matmul_desc", "desc"), *((f"layout_{m}", f"{m}desc") for m in "ABCD"),
                           ("preference", "preference")):
             v = named.get(key)
-            if self._object(v) is None if v is not None else False:  # what the argument was instead
+            if v is not None and self._object(v) is None:  # what the argument was instead
                 cfg.unresolved[part] = f"the argument is `{v.name}`" if isinstance(v, Symbol) \
                     else v.reason if isinstance(v, Unknown) else ""
         if kind == "heuristic":

@@ -9,6 +9,7 @@ import re
 import clang.cindex as ci
 
 from fusionlint.frontend import clangext
+from fusionlint.frontend.recovery import code_of
 from fusionlint.model.values import Loc
 from fusionlint.sourcetext import lines_of
 
@@ -201,7 +202,4 @@ def names_in_text(fn: ci.Cursor, pattern: re.Pattern[str]) -> list[str]:
     start, end = fn.extent.start, fn.extent.end
     path = start.file.name if start.file is not None else ""
     lines = lines_of(path) if path and os.path.isfile(path) else ()
-    return pattern.findall(_NOT_CODE.sub(" ", "\n".join(lines[start.line - 1:end.line])))
-
-
-_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', re.S)  # comments and string literals
+    return pattern.findall(code_of("\n".join(lines[start.line - 1:end.line])))  # (outside comments and strings)

@@ -913,7 +913,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         if kind in (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR):
             return Known(0, origin, via="nullptr", ctype="nullptr_t")
         if kind in CAST_KINDS:
-            failed = clangext.failed_call(cursor)
+            kids = expr_children(cursor)
+            failed = clangext.failed_call(cursor) if len(kids) > 1 else None  # (the callee and its arguments)
             if failed is not None:  # a call the parse could not resolve: of the API, or one that may do anything
                 args = self._arguments(cursor, clangext.arguments(cursor))
                 if self.handler.is_api(failed):
@@ -926,7 +927,6 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                                         "could not resolve", origin)
                 return Unknown(f"result of {failed}() at line {origin.line} (a call the parse could not resolve)",
                                origin)
-            kids = expr_children(cursor)
             if len(kids) != 1:
                 folded = clangext.evaluate(cursor) if kids else None
                 if isinstance(folded, (int, float)):

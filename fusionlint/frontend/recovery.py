@@ -100,16 +100,16 @@ _DECLARED_IN_TEXT = r"\b(?:namespace|struct|class|union|enum|typedef|using|defin
 
 @lru_cache(maxsize=4)
 def _model_words(texts: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(w for t in texts for w in re.findall(r"[A-Za-z_]\w*", _code(t)))
+    return frozenset(w for t in texts for w in re.findall(r"[A-Za-z_]\w*", code_of(t)))
 
 
-def _code(text: str) -> str:
+def code_of(text: str) -> str:
     """``text`` with comments and string literals blanked (newlines kept)."""
     return _CODE_NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
 
 
 def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(_code(text))
+    return _TOKEN.findall(code_of(text))
 
 
 @dataclass
@@ -404,7 +404,7 @@ def stand_in(tu: ci.TranslationUnit, diagnostics: Iterable, main_path: str, main
                 texts[d.path] = ""
     reserved = _model_words(tuple(model_texts.values())) if model_texts else frozenset()
     declared = _declared_names(tu, main_path)
-    code = {p: _code(t) for p, t in texts.items()}
+    code = {p: code_of(t) for p, t in texts.items()}
     tokens = {p: _TOKEN.findall(c) for p, c in code.items()}
     all_tokens = [t for ts in tokens.values() for t in ts]
     writer = _Writer(reserved, _case_labels(all_tokens))
@@ -606,7 +606,7 @@ def lost_functions(tu: ci.TranslationUnit, main_path: str, text: str, diagnostic
     namespace- or class-level variable whose name is followed by a parenthesised declarator and a
     ``{`` body, or a function declaration followed by a body it does not have."""
     K = ci.CursorKind
-    code = _code(text)
+    code = code_of(text)
     offsets = _line_offsets(code)
     errors = sorted((d.line, d.column, d.message) for d in diagnostics
                     if d.severity in ("error", "fatal") and d.path == main_path)

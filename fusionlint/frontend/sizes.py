@@ -84,9 +84,6 @@ def _stand_in_operand(tokens: list[str], frames: list[Frame]) -> bool:
     names = [c.spelling for c in clangext.children(pattern) if c.kind in (K.TEMPLATE_TYPE_PARAMETER,
                                                                           K.TEMPLATE_NON_TYPE_PARAMETER,
                                                                           K.TEMPLATE_TEMPLATE_PARAMETER)]
-    try:
-        count = fn.get_num_template_arguments()
-    except Exception:  # noqa: BLE001 - not a specialization
-        return False
+    count = fn.get_num_template_arguments()  # (a specialization: specialized_template found its pattern)
     return any(i < len(names) and names[i] in words and fn.get_template_argument_kind(i) == ci.TemplateArgumentKind.TYPE
                and is_stand_in_type(fn.get_template_argument_type(i)) for i in range(max(count, 0)))

@@ -371,9 +371,9 @@ class Checker:
         end of the run (``finish_notes``), per file with ``-v``."""
         from fusionlint import notes
 
+        library = [h for h in headers if notes.library_of(h)]
         for note in notes.missing_header_notes(path, headers):
             self.notes.append(note)
-            library = [h for h in headers if notes.library_of(h)]
             if note.detail and library:  # (a toolkit header on a vendored path is a detail note too)
                 self._library_missing[path] = library
             if not note.detail or self.opts.verbose:
