@@ -78,7 +78,7 @@ def raw_parse_job(work: Path, path: Path, system: bool, device_bodies: bool = Fa
     """What the raw parse gets: the file's arguments and unsaved files (fusionlint's stand-in
     headers and CUDA prelude), made here once, so that the raw parse process runs no fusionlint
     code (generating the stand-in headers from the YAML API model takes ~0.3 s)."""
-    from fusionlint.frontend.parse import ParseOptions, _unsaved_base, build_args
+    from fusionlint.frontend.clang.parse import ParseOptions, _unsaved_base, build_args
     from fusionlint.run.options import device_body_defines
 
     args, _ = build_args(path, ParseOptions(use_system_headers=system, defines=device_body_defines(device_bodies)))
@@ -154,7 +154,7 @@ def machine() -> dict:
         pass
     info["libclang"] = _libclang_version()
     from fusionlint import __version__
-    from fusionlint.frontend import toolchain
+    from fusionlint.frontend.clang import toolchain
 
     info["fusionlint"] = __version__
     dirs = toolchain.discover(True)
@@ -201,8 +201,8 @@ def _nvcc_once(path: Path, work: Path) -> float | None:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return None
-    from fusionlint.frontend import toolchain
-    from fusionlint.frontend.parse import stand_in_headers
+    from fusionlint.frontend.clang import toolchain
+    from fusionlint.frontend.clang.parse import stand_in_headers
 
     dirs = toolchain.discover(True)
     inc = [str(d) for d in dirs.cutlass]
@@ -253,7 +253,7 @@ def per_file(fl: Fusionlint, label: str, path: Path, repeat: int, with_nvcc: boo
         assert run["out"] == cold["out"], f"{label}: output with PCH differs"
     r["pch"] = pch_runs
     later = LATER_FILES.get(label)
-    if later is not None:  # another file with the same include block, after the PCH exists (issue 18)
+    if later is not None:  # another file with the same include block, after the PCH exists (the later-file target)
         shutil.rmtree(cache / "v1" / "results", ignore_errors=True)
         run = fl.run("-j", "1", *extra, ROOT / later, cache=cache)
         outcome = (run["stats"].get("outcomes") or [{}])[0]
@@ -269,7 +269,7 @@ def per_file(fl: Fusionlint, label: str, path: Path, repeat: int, with_nvcc: boo
 KEPT_UNITS = r"""
 import sys
 from pathlib import Path
-from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 
 def rss_mib():
     with open("/proc/self/statm") as f:
@@ -524,7 +524,7 @@ def render(res: dict) -> str:
 
 
 def targets(res: dict) -> list[str]:
-    """The issue's targets against the numbers above, met or not, plainly."""
+    """The speed targets against the numbers above, met or not, plainly."""
     lines = []
     files, t = res["files"], res["trees"]
 
@@ -558,7 +558,7 @@ def targets(res: dict) -> list[str]:
             first, later = c["nvcc"] / c["pch"][0]["wall"], lf["nvcc"] / lf["wall"]
             how = ("with --device-bodies (the kernels' and collectives' device bodies instantiated too)"
                    if label == DEVICE_BODIES_LABEL else "as run by default (host side and the rules)")
-            lines.append(f"- issue 18, instantiated mode {how} against nvcc -c: the first CUTLASS-3 file ≥ 10×: "
+            lines.append(f"- CUTLASS speed targets, instantiated mode {how} against nvcc -c: the first CUTLASS-3 file ≥ 10×: "
                          f"{first:.1f}× ({verdict(first >= 10)}); a later file with the same includes ({lf['file']}, "
                          f"PCH {lf['pch'] or 'not used'}) ≥ 20×: {later:.1f}× ({verdict(later >= 20)})")
     if c3 and c3.get("nvcc"):

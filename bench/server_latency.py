@@ -19,7 +19,7 @@ alternate, on the same cache state:
   server waits ``--debounce 30`` after a change, so the save starts the check).
 
 The file is a copy of fixtures/cublaslt/rules/FL100_transa_int64_size.cpp (with the probe header
-it includes) in a temporary directory. The target (issue 21): the server's median at most 1.2x the
+it includes) in a temporary directory. The language server's target: its median at most 1.2x the
 command line's in each case.
 """
 from __future__ import annotations

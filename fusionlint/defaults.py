@@ -14,7 +14,7 @@ VERIFY_BUILD_TIMEOUT = 600  # seconds per probe build of ``verify``
 # collectives' __device__ bodies, as nvcc does for sm_90a (--device-bodies, ``device-bodies = true``).
 # Off by default: the device side of one GEMM costs libclang ~12 s by itself (a 4.7x cap against
 # nvcc -c, bench/RESULTS-h200-cutlass.md), and the rules that mirror the device-side asserts caught
-# on the measured mutation sets everything it caught (README, "CUTLASS random mutations").
+# on the measured mutation sets everything it caught (docs/evidence.md, "CUTLASS random mutations").
 DEVICE_BODIES = False
 NO_DEVICE_BODIES_MACRO = "FUSIONLINT_NO_DEVICE_BODIES"  # the prelude's switch (fusionlint_cuda_prelude.h)
 MAX_FILES = 100_000  # check refuses more files than this (--max-files; 0: no limit)

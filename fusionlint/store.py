@@ -1,7 +1,7 @@
 """The bottom of fusionlint's on-disk state: content hashes and keys, files written atomically
 (temporary name, then ``os.replace``), JSON read back defensively, include-closure checks. It
 imports nothing of fusionlint but the version, so every layer can use it: the result cache
-(``cache``), the precompiled headers (``frontend.parse``), the API model's JSON copy, the support
+(``cache``), the precompiled headers (``frontend.clang.parse``), the API model's JSON copy, the support
 table's decompressed copy.
 """
 from __future__ import annotations

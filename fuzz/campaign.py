@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 from generators import generate  # noqa: E402
 from oracles import json_problems, sarif_problems, text_problems  # noqa: E402
 
-from fusionlint.frontend.parse import ParseOptions  # noqa: E402
+from fusionlint.frontend.clang.parse import ParseOptions  # noqa: E402
 from fusionlint.run.pipeline import check_file  # noqa: E402
 from fusionlint.report import ReportContext, render  # noqa: E402
 from fusionlint.rules.loader import load_rules  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fusionlint.model.cublaslt_facts import Configuration, FileFacts
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 from fusionlint.facts.extract import extract_file
 
 # Never the user's ~/.cache/fusionlint: a cache of this session's own (each test also gets a fresh one below).

@@ -10,7 +10,7 @@ import clang.cindex as ci
 import pytest
 
 from fusionlint.model.cublaslt_api import ApiModel, AttributeSpec, load_model
-from fusionlint.frontend.api.stubs import STUB_NAMES, declarator, stub_headers
+from fusionlint.frontend.clang.cublas_stubs import STUB_NAMES, declarator, stub_headers
 
 VIRTUAL = "/__virtual__"
 VIRTUAL_RES = "/__virtual_res__"
@@ -424,9 +424,9 @@ def test_stubs_compile_with_cuda_toolkit(model: ApiModel, lang: str) -> None:
 def test_stubs_compile_with_fusionlint_stand_ins(model: ApiModel) -> None:
     """With the CUDA stand-ins fusionlint ships (if that part of the frontend is present)."""
     try:
-        from fusionlint.frontend.parse import stand_in_headers  # type: ignore
+        from fusionlint.frontend.clang.parse import stand_in_headers  # type: ignore
     except ImportError:
-        pytest.skip("fusionlint.frontend.parse.stand_in_headers not available")
+        pytest.skip("fusionlint.frontend.clang.parse.stand_in_headers not available")
     files = {f"{VIRTUAL}/{n}": t for n, t in stand_in_headers().items()}
     files.update({f"{VIRTUAL_RES}/{n}": t for n, t in resource_headers().items()})
     for n, t in stub_headers().items():

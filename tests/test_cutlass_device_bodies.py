@@ -1,4 +1,4 @@
-"""Instantiated mode reaches what nvcc instantiates for sm_90a (issue 18 item 1): with the CUTLASS
+"""Instantiated mode reaches what nvcc instantiates for sm_90a (device-side instantiation): with the CUTLASS
 and CUDA toolkit headers, the prelude turns on the kernels' and collectives' device bodies, so
 their static_asserts and hard errors are the GEMM's diagnostics, mapped to the user's line that
 asked for the instantiation (also a *use* of the GEMM, ``gemm.run()``); a known-good kernel gets
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from fusionlint.frontend.cutlass import _device_bodies, extract_cutlass
-from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.frontend.cutlass.reader import _device_bodies, extract_cutlass
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 from test_extract_cutlass import cutlass_include_dirs, needs_cutlass
 
 RULES = FIXTURES / "cutlass" / "rules"
@@ -68,7 +68,7 @@ def test_the_pch_of_a_cutlass_file_keeps_the_bodies_device_checks_need(tmp_path)
     # The PCH of a CUTLASS file's include block used to skip the headers' function bodies, which
     # dropped every static_assert inside a (device) function body, such as the epilogue's store():
     # with the device bodies on, the PCH keeps them and a file that uses it reports the same.
-    from fusionlint.frontend import parse as parse_mod
+    from fusionlint.frontend.clang import parse as parse_mod
 
     path = RULES / "FL329_coop_ws_epi.cu"
     text = path.read_text()
@@ -89,7 +89,7 @@ def test_errors_in_cutlass_utilities_or_outside_the_include_trees_are_not_the_ge
     examples 52, 53, 55), not a project's own headers below a folder named cutlass, not the main file."""
     from types import SimpleNamespace
 
-    from fusionlint.frontend.cutlass import _kept_error
+    from fusionlint.frontend.cutlass.reader import _kept_error
 
     def at(name: str):
         return SimpleNamespace(file=SimpleNamespace(name=name))

@@ -1,12 +1,12 @@
-"""Problem sizes of CUTLASS Arguments (issue 18 item 3), read from a real parsed fixture: struct
+"""Problem sizes of CUTLASS Arguments, read from a real parsed fixture: struct
 fields, GemmCoord accessors, declarator lists, the literal arguments of a helper's only caller,
 and a size read at run time, which stays unknown; and FL340, the 2.x leading-dimension check
 those sizes feed."""
 from __future__ import annotations
 
 from conftest import FIXTURES
-from fusionlint.frontend.cutlass import extract_cutlass
-from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.frontend.cutlass.reader import extract_cutlass
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 from fusionlint.facts.extract import extract_file
 from fusionlint.rules.engine import run_rules
 from fusionlint.rules.loader import load_rules

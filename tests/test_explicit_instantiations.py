@@ -1,12 +1,12 @@
-"""frontend/explicit_instantiations.py: explicit instantiations of function templates become
+"""frontend/clang/explicit_instantiations.py: explicit instantiations of function templates become
 functions the interpreter can run (libclang does not visit the instantiation lines themselves)."""
 from __future__ import annotations
 
 import clang.cindex as ci
 
 from conftest import FIXTURES
-from fusionlint.frontend import explicit_instantiations as ei
-from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.frontend.clang import explicit_instantiations as ei
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 
 FORMS = FIXTURES / "interprocedural" / "explicit_instantiation_forms.cpp"
 

@@ -128,9 +128,9 @@ def test_translation_unit_without_the_api_is_not_walked(tmp_path: Path) -> None:
     """No cuBLASLt name in the file, its headers or its arguments: the interpreter is not run (a
     large file without GEMMs costs nothing to extract); a name in a header or a -D macro is enough
     to walk the file, and then the calls written through them are found."""
-    from fusionlint.frontend import cublaslt
-    from fusionlint.frontend.interp import Interpreter
-    from fusionlint.frontend.parse import ParseOptions, parse_file
+    from fusionlint.frontend.cublaslt import handler as cublaslt
+    from fusionlint.frontend.interp.interpreter import Interpreter
+    from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 
     plain = tmp_path / "plain.cpp"
     plain.write_text("#include <vector>\nint f(const std::vector<int>& v) { return (int)v.size(); }\n")

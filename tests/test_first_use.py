@@ -1,4 +1,4 @@
-"""What a new user trips over (issue 16): a wrong ``--arch`` that turned every sm_90 rule off
+"""What a new user trips over: a wrong ``--arch`` that turned every sm_90 rule off
 without a word, missing headers that were never reported, no progress on long runs and a
 ``test-rules`` without workers or cache, ``rule --all`` without the built-in codes, ``probe`` and
 ``graph`` with nothing to say on CUTLASS files, and a ``--help`` without the check options. Every

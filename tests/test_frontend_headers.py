@@ -7,7 +7,7 @@ import clang.cindex as ci
 
 from conftest import FIXTURES
 from fusionlint.model.cublaslt_api import load_model
-from fusionlint.frontend.parse import ParseOptions, is_virtual, parse_file
+from fusionlint.frontend.clang.parse import ParseOptions, is_virtual, parse_file
 
 K = ci.CursorKind
 

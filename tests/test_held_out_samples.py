@@ -1,4 +1,4 @@
-"""Findings on GEMMs shaped like the CUDALibrarySamples cuBLASLt samples that are not in the issue-19
+"""Findings on GEMMs shaped like the CUDALibrarySamples cuBLASLt samples that are not in the real-code
 corpus (run as a held-out set: fixtures/cublaslt/held_out). A block-scaled NVFP4 GEMM is FL121 on
 sm_90 and nothing else: the rules written for the wide types do not judge FP4 data. A planar complex
 layout is outside the support table's measured space: FL127 only for the interleaved GEMM."""

@@ -1,4 +1,4 @@
-"""Issue 19: values that come from callers — call-site contexts inside a translation unit (and,
+"""Interprocedural values: values that come from callers — call-site contexts inside a translation unit (and,
 with the project index, from other translation units), each finding naming the call chain."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The package's layering (issue 17): the import-linter contracts in pyproject.toml hold, and no
+"""The package's layering: the import-linter contracts in pyproject.toml hold, and no
 import cycle exists anywhere in the package — function-level (lazy) imports included, which
 import-linter's contracts and Python itself would let pass."""
 from __future__ import annotations
@@ -63,7 +63,21 @@ def test_the_import_contracts_hold() -> None:
 
 
 def test_no_module_is_over_1200_lines() -> None:
-    """Issue 17's bound: a module past it is split (as interp.py's lambdas, objects and explicit
+    """The size bound: a module past it is split (as the interpreter's lambdas, objects and explicit
     instantiations were) rather than grown."""
     long = {name: n for name, p in _modules().items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1200}
     assert long == {}
+
+
+def test_the_front_end_is_packages_only() -> None:
+    """frontend/ holds its four packages (clang, interp, cublaslt, cutlass) and nothing beside them
+    but ``__init__``: a new module goes into the package of its stage, under that package's contract."""
+    front = PACKAGE / "frontend"
+    loose = sorted(p.name for p in front.glob("*.py") if p.name != "__init__.py")
+    packages = sorted(p.name for p in front.iterdir() if (p / "__init__.py").is_file())
+    assert loose == [] and packages == ["clang", "cublaslt", "cutlass", "interp"]
+    assert sorted(p.name for p in (front / "cutlass").iterdir() if (p / "__init__.py").is_file()) == \
+        ["instantiated", "source"]
+    contracts = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"fusionlint.frontend.cublaslt | fusionlint.frontend.cutlass",' in contracts
+    assert '"fusionlint.frontend.cutlass.instantiated",' in contracts

@@ -1,4 +1,4 @@
-"""Loops in the styles users write them (frontend/loop_runs.py, loops.py): the interpreter runs a
+"""Loops in the styles users write them (frontend/interp/loop_runs.py, loops.py): the interpreter runs a
 loop's body once, so a value that depends on which iteration returns, or on how many iterations ran,
 must come out unknown, in every runtime alternative too; a value every iteration gives stays known."""
 from __future__ import annotations

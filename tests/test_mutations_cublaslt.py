@@ -1,4 +1,4 @@
-"""The seeded random-mutation cuBLASLt set (issue 15): deterministic generation, every program read
+"""The seeded random-mutation cuBLASLt set: deterministic generation, every program read
 back by fusionlint with every field it sets, and the scoring of findings against a device record."""
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Issue 16, what a new user trips over: rules about something absent decided per attribute and the
-checks unknown values leave undecided counted (item 1); a suppression after the last line of a
-multi-line call (5); findings at the write that made the configuration wrong, the caret on the
-argument (6); FL100's fix from what is actually wrong (7); no placeholders in SARIF's rule help
-(8); `facts` naming where a value comes from and what a descriptor escaped to (11).
+"""What a new user trips over: rules about something absent decided per attribute and the
+checks unknown values leave undecided counted; a suppression after the last line of a
+multi-line call; findings at the write that made the configuration wrong, the caret on the
+argument; FL100's fix from what is actually wrong; no placeholders in SARIF's rule help;
+`facts` naming where a value comes from and what a descriptor escaped to.
 
 Each test runs the real command line (or the pipeline) on C++ programs written here, with the
 stand-in cuBLASLt headers."""
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from cli_helpers import RULES, project, run_cli
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 from fusionlint.facts.extract import extract_file
 
 HEAD = "#include <cstdint>\n#include <cublasLt.h>\n\n"
@@ -94,7 +94,7 @@ def test_unknown_attribute_id_keeps_absence_undecided_and_it_is_counted(tmp_path
 
 
 def test_a_write_of_the_attribute_under_a_flag_is_checked_with_and_without_it(tmp_path: Path) -> None:
-    """`if (with_aux) set(AUX_POINTER)`: the flag is a runtime choice (issue 19), so the GEMM is checked
+    """`if (with_aux) set(AUX_POINTER)`: the flag is a runtime choice, so the GEMM is checked
     both ways and FL110 holds only where the pointer is not set (it was undecided before)."""
     src = _write(tmp_path, GELU_AUX.replace("int64_t m,", "int64_t m, bool with_aux,")
                  .replace("/*EXTRA*/", "void *aux = D;\n  if (with_aux)\n    cublasLtMatmulDescSetAttribute(desc, "

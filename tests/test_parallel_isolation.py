@@ -85,25 +85,81 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
-def test_ctrl_c_stops_workers_without_a_traceback(tmp_path: Path) -> None:
-    src = tree(tmp_path)
-    env = {**os.environ, "FUSIONLINT_TEST_WORKER_HOOK": "hang:a_bad.cpp,hang:c_bad.cu"}
-    proc = subprocess.Popen([sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "--no-cache", "-j", "2",
-                             str(src / "a_bad.cpp"), str(src / "c_bad.cu")],
+@pytest.fixture
+def saturated_cores():
+    """Every core busy with another process's loop while the test runs, as on a loaded CI machine."""
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    yield len(busy)
+    for b in busy:
+        b.kill()
+        b.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+
+
+def _interrupt_inside_parses(src: Path, files: list[str], jobs: int) -> tuple[int, str, str, float, list[int]]:
+    """Check ``files`` with each one's worker inside a libclang parse of minutes (the test hook
+    ``parse``: C code, where Python's signal handlers do not run), send Ctrl-C once every worker is
+    in it: (exit status, stdout, stderr, seconds from Ctrl-C to the exit, the workers' pids)."""
+    env = {**os.environ, "FUSIONLINT_TEST_WORKER_HOOK": ",".join(f"parse:{f}" for f in files)}
+    proc = subprocess.Popen([sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "--no-cache", "-j", str(jobs),
+                             *[str(src / f) for f in files]],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    workers: list[int] = []
-    deadline = time.monotonic() + 60
-    while len(workers) < 2 and time.monotonic() < deadline:
-        time.sleep(0.2)
-        workers = _children(proc.pid)
-    assert len(workers) == 2
-    time.sleep(0.5)
+    markers = [src / f"{f}.parsing" for f in files]
+    deadline = time.monotonic() + 120
+    while not all(m.exists() and m.read_text() for m in markers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(m.exists() for m in markers), "the workers never reached the parse"
+    time.sleep(1.0)  # well inside clang_parseTranslationUnit
+    workers = [int(m.read_text()) for m in markers]
+    assert all(_alive(w) for w in workers)
+    interrupted = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err and out == ""
-    for w in workers:  # gone, not orphaned
-        assert not Path(f"/proc/{w}").exists() or "Z" in Path(f"/proc/{w}/stat").read_text().split()[2]
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err, time.monotonic() - interrupted, workers
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+@pytest.mark.parametrize("files, jobs", [(["a_bad.cpp", "c_bad.cu"], 2), (["a_bad.cpp"], 1)], ids=["pool", "one-file"])
+def test_ctrl_c_ends_workers_inside_a_libclang_parse(tmp_path: Path, saturated_cores: int, files: list[str],
+                                                     jobs: int) -> None:
+    """Ctrl-C while the workers (the pool's, or a single file's child) are inside a libclang parse
+    that would take minutes, on a machine whose cores are all busy: the parse is abandoned (the
+    worker is killed), the run exits 130 with one line and no traceback, and no worker is left.
+    (Measured: well under 2 s on a saturated 2-core machine, bench/interrupt_latency.py; the bound
+    here only has to tell "ended the parse" from "waited for it".)"""
+    src = tree(tmp_path)
+    rc, out, err, seconds, workers = _interrupt_inside_parses(src, files, jobs)
+    assert (rc, out, err) == (130, "", "fusionlint: interrupted\n")
+    assert seconds < 30
+    assert not any(_alive(w) for w in workers)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_ctrl_c_while_the_workers_start_leaves_no_process(tmp_path: Path, saturated_cores: int) -> None:
+    """Ctrl-C at moments spread over the pool's start (workers being forked, tasks being handed
+    out): every run exits 130 without a traceback and leaves no process behind (a worker is
+    recorded before an interrupt can stop the run)."""
+    src = tree(tmp_path)
+    env = {**os.environ, "FUSIONLINT_TEST_WORKER_HOOK": "parse:a_bad.cpp,parse:c_bad.cu"}
+    for delay in (0.0, 0.01, 0.03, 0.06, 0.1, 0.2):
+        proc = subprocess.Popen([sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "--no-cache", "-j", "2",
+                                 str(src / "a_bad.cpp"), str(src / "c_bad.cu")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        deadline = time.monotonic() + 120
+        while not _children(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.002)  # the first worker is forked: the pool is starting
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        assert (proc.returncode, out, err) == (130, "", "fusionlint: interrupted\n"), delay
+        time.sleep(0.2)
+        assert _processes_naming(str(src / "a_bad.cpp")) == [], delay
 
 
 @pytest.mark.parametrize("how, expected", [("segv", "the parser crashed (SIGSEGV)"), ("crash", "the parser crashed (SIGABRT)"),
@@ -121,26 +177,6 @@ def test_a_single_file_is_isolated_too(tmp_path: Path, monkeypatch, how: str, ex
     assert (rc, codes(out), err) == (1, [("a_bad.cpp", 5, "FL100")], "")
     monkeypatch.setenv("FUSIONLINT_IN_PROCESS", "1")
     assert lint(src / "a_bad.cpp") == (rc, out, err)
-
-
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
-def test_ctrl_c_stops_a_single_file_child(tmp_path: Path) -> None:
-    src = tree(tmp_path)
-    env = {**os.environ, "FUSIONLINT_TEST_WORKER_HOOK": "hang:a_bad.cpp"}
-    proc = subprocess.Popen([sys.executable, "-m", "fusionlint.cli", "--no-system-headers", "--no-cache",
-                             str(src / "a_bad.cpp")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    workers: list[int] = []
-    deadline = time.monotonic() + 60
-    while not workers and time.monotonic() < deadline:
-        time.sleep(0.2)
-        workers = _children(proc.pid)
-    assert len(workers) == 1
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "Traceback" not in err and "interrupted" in err and out == ""
-    assert not Path(f"/proc/{workers[0]}").exists() or "Z" in Path(f"/proc/{workers[0]}/stat").read_text().split()[2]
 
 
 def _processes_naming(text: str) -> list[int]:
@@ -178,7 +214,7 @@ def test_a_usage_error_found_while_a_single_file_parses_stops_its_child(tmp_path
 def test_whole_file_system_and_huge_trees_are_refused(tmp_path: Path) -> None:
     start = time.monotonic()
     rc, _, err = run_cli("/")
-    assert rc == 2 and "refusing to check the whole file system" in err and time.monotonic() - start < 5
+    assert rc == 2 and "refusing to check the whole file system" in err and time.monotonic() - start < 60  # not a walk of /
     for i in range(4):
         (tmp_path / f"f{i}.cpp").write_text("int x;\n")
     rc, _, err = run_cli("--max-files", "3", tmp_path)

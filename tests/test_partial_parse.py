@@ -1,5 +1,5 @@
 """Files that only partly parse: headers found nowhere (ATen, c10...) whose names a function's
-declarator uses. fusionlint declares those names (frontend/recovery.py) and parses again, so the
+declarator uses. fusionlint declares those names (frontend/clang/recovery.py) and parses again, so the
 function is read as a function and its cuBLASLt configuration kept; a definition that stays
 unreadable is named in a -v note and in ``fusionlint facts``."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 from cli_helpers import run_cli
 from conftest import FIXTURES
 
-from fusionlint.frontend import parse, recovery
-from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.frontend.clang import parse, recovery
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 
 PARTIAL = FIXTURES / "real_code" / "partial"
 TENSOR_GEMM = PARTIAL / "tensor_gemm.cu"  # at::Tensor f(..., std::optional<at::Tensor> = std::nullopt) {...}

@@ -13,8 +13,8 @@ import pytest
 from cli_helpers import run_cli
 from conftest import FIXTURES
 from fusionlint.rules.loader import load_rules
-from fusionlint.frontend import parse, toolchain
-from fusionlint.frontend.parse import ParseOptions, parse_file, split_preamble
+from fusionlint.frontend.clang import parse, toolchain
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file, split_preamble
 from fusionlint.run.pipeline import check_file
 
 
@@ -73,7 +73,7 @@ SYNTAX_ERROR = (FIXTURES / "mixed" / "syntax_error.cpp").read_text()
      .replace("void still_checked", '#include "no2.h"\nint a;\n#include "no3.h"\nvoid still_checked'),
      ["no1.h", "no2.h", "no3.h"], "used"),
     # five: the re-parse rounds give up after four (a fatal error), and the partial-parse recovery
-    # (frontend/recovery.py) stands in the fifth too; no PCH is tried for such a file
+    # (frontend/clang/recovery.py) stands in the fifth too; no PCH is tried for such a file
     (SYNTAX_ERROR.replace("#include <cublasLt.h>\n", '#include <cublasLt.h>\n#include "no1.h"\n#include "no2.h"\n')
      .replace("void still_checked", '#include "no3.h"\nint a;\n#include "no4.h"\n#include "no5.h"\nvoid still_checked'),
      ["no1.h", "no2.h", "no3.h", "no4.h", "no5.h"], None),

@@ -1,4 +1,4 @@
-"""Pointer choices (frontend/nullness.py) in the styles users write them: every way of testing a
+"""Pointer choices (frontend/interp/nullness.py) in the styles users write them: every way of testing a
 bias pointer against null, before or after the pointer is set as BIAS_POINTER, is one choice, and on
 its null side no bias is set (no FL127 "BIAS_POINTER set with the DEFAULT epilogue"). The controls
 test another pointer: there the bias pointer can be set with the DEFAULT epilogue, and FL127 stays."""

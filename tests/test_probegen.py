@@ -8,7 +8,7 @@ import pytest
 
 from conftest import FIXTURES, facts_of, params
 from fusionlint.evidence.probegen import generate, write_probes
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 from fusionlint.run.pipeline import check_file, extract_file
 from fusionlint.rules.loader import load_rules
 

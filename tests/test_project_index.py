@@ -1,4 +1,4 @@
-"""Issue 19, across translation units: `fusionlint index` records which functions of a project
+"""The project index, across translation units: `fusionlint index` records which functions of a project
 reach cuBLASLt and the calls of them from other files; `check` and `facts` of the defining file then
 evaluate each function once per such call (fixtures/interprocedural/cross_tu: gemm.cu defines
 run_gemm, main.cpp calls it twice, the second time with CUBLAS_COMPUTE_16F for BF16 data, FL105)."""

@@ -1,4 +1,4 @@
-"""bench/real_code/ (issue 19's real-code bench): fetch.py builds the corpus, measure.py counts what
+"""bench/real_code/ (the real-code bench): fetch.py builds the corpus, measure.py counts what
 fusionlint extracted from each file.
 
 No network and no ``.corpus/`` needed: ``fixtures/real_code/`` is a fake corpus of two small programs

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from fusionlint.cli import main
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import load_rules
 from fusionlint.run.selftest import ANNOTATION, annotated_files, check_fixture
@@ -126,7 +126,7 @@ def test_test_rules_command(tmp_path: Path, capsys) -> None:
                                               ("CUBLAS_COMPUTE_32F_FAST_16BF", False), ("CUBLAS_COMPUTE_64F", True),
                                               ("CUBLAS_COMPUTE_32F_PEDANTIC", True)])
 def test_fl104_flags_only_rejected_fp8_compute_types(tmp_path: Path, compute: str, flagged: bool) -> None:
-    """Issue 15: FL104 flagged FP8 with CUBLAS_COMPUTE_32F_FAST_16F, which cuBLASLt 13.1 accepts on the
+    """The measured table's correction: FL104 flagged FP8 with CUBLAS_COMPUTE_32F_FAST_16F, which cuBLASLt 13.1 accepts on the
     H200. The passing FL104 fixture with only its compute type changed."""
     text = (FIXTURES / "cublaslt" / "rules" / "FL104_fp8_compute_32f_ok.cpp").read_text()
     assert "CUBLAS_COMPUTE_32F, CUDA_R_32F" in text

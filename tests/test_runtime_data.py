@@ -1,4 +1,4 @@
-"""Issue 19: a value that stays unknown says when it is run-time data, and which
+"""Run-time data: a value that stays unknown says when it is run-time data, and which
 (fixtures/interprocedural/entry_point: linear.cu defines linear_forward, an entry point nothing in
 the project calls, whose sizes come from a tensor, and linear_gemm, which bench.cpp calls)."""
 from __future__ import annotations

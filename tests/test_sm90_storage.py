@@ -17,8 +17,8 @@ import pytest
 
 from conftest import ROOT
 from fusionlint.evidence.sweep_sm90_storage import INCLUDES, capacity_edge, declarations, gemm_program, sample
-from fusionlint.frontend.cutlass import extract_cutlass
-from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.frontend.cutlass.reader import extract_cutlass
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 from fusionlint.model import sm90_storage
 from fusionlint.rules.derived.epilogue_storage import kernel_smem_bytes
 from fusionlint.rules.loader import load_rules

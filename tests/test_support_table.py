@@ -1,4 +1,4 @@
-"""The measured cuBLASLt support table (issue 15): the sweep's plan and table format, the
+"""The measured cuBLASLt support table: the sweep's plan and table format, the
 three-valued check, the nearest-supported suggestion, FL127 on real parsed programs, table
 selection, and `fusionlint calibrate` without a GPU.
 
@@ -386,7 +386,7 @@ BUNDLED = ROOT / "rulesets" / "hopper-sm90" / "support" / "cublaslt-13.1.0-nvidi
 
 
 def test_no_rule_flags_a_configuration_the_h200_table_says_works():
-    """Issue 15: where the measured table contradicts a rule, the table wins. Every working row of
+    """Where the measured table contradicts a rule, the table wins. Every working row of
     the bundled H200 table, as the fact view a program setting it would give, through every
     configuration rule: none may report an error (FL104 and FL113 did before)."""
     import importlib.util

@@ -1,4 +1,4 @@
-"""``fusionlint trace`` (issue 20): the cuBLASLt log parser and ``--from-log`` on the logs recorded on
+"""``fusionlint trace``: the cuBLASLt log parser and ``--from-log`` on the logs recorded on
 the H200 (fixtures/trace/h200/, cuBLASLt 13.1), compared with the static path on the same programs."""
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ FINDING_EXCEPTIONS = {
 
 
 def _static(path: str, pch_dir: str):
-    from fusionlint.frontend.parse import ParseOptions
+    from fusionlint.frontend.clang.parse import ParseOptions
     from fusionlint.facts.extract import extract_file
 
     return extract_file(Path(path), ParseOptions(pch_dir=pch_dir))

@@ -20,7 +20,7 @@ from conftest import FIXTURES, ROOT, facts_of, params
 from fusionlint.cli import main
 from fusionlint.model.cutlass_facts import CutlassGemm, MainloopBuilder, Param
 from fusionlint.evidence import harness, probegen, probegen_cutlass
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 from fusionlint.model.values import Loc
 from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import load_rules
@@ -273,7 +273,7 @@ chmod +x "$out"
 # A compiler whose programs play a probe's device run: every status a success, and for D what the
 # H200 shows. A probe that ends in probe_verify_skipped("<why>") prints its numerics-skipped line; one
 # that checks the D of a gradient epilogue (DRELU / DGELU) against the plain GEMM finds it wrong (D is
-# the gradient, not the GEMM: what an unmodelled epilogue looked like before issue 15); any other D
+# the gradient, not the GEMM: what an unmodelled epilogue looked like before verify's numerics-skipped verdict); any other D
 # matches the host reference.
 DEVICE_NVCC = r"""
 out=""; src=""; prev=""
@@ -531,7 +531,7 @@ def test_unresolved_attribute_writes_are_named_stand_ins() -> None:
 def test_recorded_device_run() -> None:
     """The H200 runs of `fusionlint verify`: kernels_ref/evidence/h200-verify.* (fixtures and
     kernels_ref), h200-verify-awaiting.* (the 38 rule fixtures added after it: FL128's, the
-    issue-18 rules' and the new FL305/FL312/FL330 ones) and h200-verify-awaiting-2.* (the 16 added
+    CUTLASS rules FL329-FL341's and the new FL305/FL312/FL330 ones) and h200-verify-awaiting-2.* (the 16 added
     on 2026-12-04: FL342, FL343, FL315's RS neighbour, FL305/FL312's exact-storage cases, FL304's
     TileM 64 ones, and FL332's TileN 100 again), h200-verify-awaiting-3.* (FL333's stage-layout
     fixtures), h200-verify-awaiting-4.* and -6.* (FL336's 512- and 1024-thread fixtures) and
@@ -573,7 +573,7 @@ def test_recorded_device_run() -> None:
     for name, rec in records:
         text = (evidence / name).read_text()
         s = rec["summary"]
-        if "agree_with_stand_ins" in s:  # recorded since issue 15: the summary line has every verdict
+        if "agree_with_stand_ins" in s:  # recorded since the stand-in verdicts: the summary line has every verdict
             assert f"{s['configurations']} configurations: {s['agree']} agree, {s['agree_with_stand_ins']} agree " \
                    f"with stand-ins, {s['numerics_not_checked']} numerics not checked, {s['disagree']} disagree" in text
         else:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the cuBLASLt API model (fusionlint/frontend/api/cublaslt.yaml).
+"""Generate the cuBLASLt API model (fusionlint/model/cublaslt_api.yaml).
 
 This is developer tooling, run by hand; fusionlint never runs it.  It parses
 the cuBLAS headers of a pip wheel with libclang and writes a YAML model of

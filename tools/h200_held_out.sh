@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build and run held-out CUDALibrarySamples cuBLASLt samples on the H200, one line per sample (exit
-# status and output), to check what fusionlint says of them (issue 19's held-out set; the tests'
+# status and output), to check what fusionlint says of them (the real-code held-out set; the tests'
 # fixtures/cublaslt/held_out are written in their shape). Third-party code, never committed: put the
 # samples under .corpus/held_out/ first (ignored), e.g. from a mirror of NVIDIA/CUDALibrarySamples:
 #   git --git-dir=MIRROR archive HEAD cuBLASLt | tar x -C /tmp && mkdir -p .corpus/held_out &&

@@ -4,7 +4,7 @@
 # (the carried CUTLASS headers; host side, as `check` runs by default; DEVICE_BODIES=1 adds --device-bodies),
 # on the GPU machine's 16 CPUs (no GPU is used). Carry .dev (.dev/cutlass.tar.xz: the include trees of
 # the nvidia-cutlass 4.2 wheel, `tar cJf .dev/cutlass.tar.xz -C .cutlass .`) and .whl (fusionlint's
-# dependencies as wheels: tools/h200_issue15.sh says how). $OUT gets lint-<set>-<mode>.json and one
+# dependencies as wheels: tools/h200_cublaslt_sweep.sh says how). $OUT gets lint-<set>-<mode>.json and one
 # lint-summary.txt; score each with `python3 -m fusionlint.evidence.mutations_cutlass evaluate` against
 # kernels_ref/evidence/h200-mutations-cutlass*.json (seed 1), ...-seed2*.json, h200-2x-threads-grid.json.
 set -euo pipefail

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/real_code/measure.py on the GPU machine's 16 CPUs (no GPU is used): the corpus of issue 19
+# bench/real_code/measure.py on the GPU machine's 16 CPUs (no GPU is used): the real-code corpus
 # in the modes named by MODES (default: instantiated, the CUTLASS groups with the CUTLASS 4.2 headers
 # of the nvidia-cutlass wheel). Carry .dev (.dev/cutlass.tar.xz: `tar cJf .dev/cutlass.tar.xz -C
-# .cutlass .`), .whl (fusionlint's dependencies as wheels: tools/h200_issue15.sh says how) and
+# .cutlass .`), .whl (fusionlint's dependencies as wheels: tools/h200_cublaslt_sweep.sh says how) and
 # .corpus (bench/real_code/fetch.py). NVCC=1 also times one nvcc build of a CUTLASS kernel there
 # (measure.py --nvcc-baseline). $OUT gets real-<mode>.json (measure.py --json) and real-<mode>.log.
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call of the 2026-12-05 session (issue 19): the int8 pointer-mode probe
+# One device call of the 2026-12-05 session (real-code checks): the int8 pointer-mode probe
 # (tools/probe_int8_pointer_modes.cu), the Paddle scale-type probe (tools/probe_paddle_scale_type.cu), the held-out CUDALibrarySamples (tools/h200_held_out.sh) and
 # `fusionlint verify` on the held-out bitsandbytes/llm.c files (tools/h200_held_out_verify.sh).
 # Carry .whl and .corpus. $OUT gets probe_int8.txt, held_out.txt, held-out-verify.{json,log}.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Second device call of the 2026-12-05 session (issue 19): the null-bias probe
+# Second device call of the 2026-12-05 session (real-code checks): the null-bias probe
 # (tools/probe_null_bias.cu) and `fusionlint verify` on the held-out bitsandbytes/llm.c files again,
 # with verify's lint now checking FL127 against the support table and its probes passing a null
 # pointer where the code does (tools/h200_held_out_verify.sh). Carry .whl and .corpus.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the H200 (issue 19, third device run of 2026-12-05): `fusionlint verify` on the real-code files
+# On the H200 (third device run of 2026-12-05 for the real-code corpus): `fusionlint verify` on the real-code files
 # whose findings or configurations this session's front-end changes made new, so that what the
 # linter now says of them is checked against cuBLASLt itself:
 # - onnxruntime's gemm_float8.cu: its ToCudaDataType switch (case labels of the ONNX header, found

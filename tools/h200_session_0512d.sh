@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the H200 (issue 19, device run of the session of 2026-12-05 evening): `fusionlint verify` on the
-# CUTLASS GEMMs that fusionlint now reads from code the build leaves out (frontend/left_out_code.py):
+# On the H200 (real-code device run of the session of 2026-12-05 evening): `fusionlint verify` on the
+# CUTLASS GEMMs that fusionlint now reads from code the build leaves out (frontend/cutlass/source/left_out_code.py):
 # - FBGEMM's i8i8bf16.cu: i8i8bf16sm90a_impl<64,128,128,2,1,1> and <128,128,128,1,2,1>, instantiated
 #   only under `#ifdef SMOOTHQUANT_SM90A` (lint clean: both must build and compute right), and the
 #   three CUTLASS 2.x instances of the `#else` arm;

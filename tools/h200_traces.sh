@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Record cuBLASLt API traces (log level 5) on the GPU machine for `fusionlint trace` (issue 20):
+# Record cuBLASLt API traces (log level 5) on the GPU machine for `fusionlint trace`:
 # every cuBLASLt program of kernels_ref/ and fixtures/cublaslt/rules/, and the PyTorch script
 # fixtures/trace/torch_gemms.py (default BLAS choice, then cuBLASLt preferred). Writes
 # $OUT/h200-traces.tar.gz: logs/<program>.log, logs/torch_gemms*.log and the harness record.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 17's behaviour-identity runs (docs/issue17-identity.md), for a many-core machine.
+"""The package restructure's behaviour-identity runs (docs/restructure-identity.md), for a many-core machine.
 
 Started by tools/identity_runs.sh, which names the inputs. For every commit of the ranges
 (parent and end of each range) it makes a worktree from the bundle and runs, from inside the
@@ -165,7 +165,7 @@ for top in ("cutlass_library", "nvidia", "clang", "networkx", "yaml", "jsonschem
     s = importlib.util.find_spec(top)
     out["spec_" + top] = None if s is None else (s.origin or list(s.submodule_search_locations or []))
 try:
-    from fusionlint.frontend import toolchain
+    from fusionlint.frontend.clang import toolchain
     f = getattr(toolchain, "find_header_dirs", None) or (lambda: toolchain.discover(True))
     h = f()
     out["headers"] = {k: [str(p) for p in getattr(h, k)] for k in ("cuda", "cublas", "cutlass")}
@@ -529,7 +529,7 @@ def summarize(e: Env, ns, full: dict[str, str], ranges, ok: dict, envinfo: dict,
     (e.work / "summary.json").write_text(json.dumps({"rows": rows, "env": envinfo}, indent=1))
     head = ["| # | range | mode | command | result | parent | end |", "|---|---|---|---|---|---|---|"]
     hdr = {k: (v.get("headers") if isinstance(v, dict) else v) for k, v in envinfo.items()}
-    text = ("# issue 17 identity runs\n\n" + "\n".join(head + table) + "\n\n" +
+    text = ("# restructure identity runs\n\n" + "\n".join(head + table) + "\n\n" +
             "check/test-rules: whole runs; facts: rebuilt from its shards (`identity_runs.py combine`).\n\n"
             "Header directories found per commit and mode:\n\n```\n" + json.dumps(hdr, indent=1) + "\n```\n")
     return text
@@ -643,7 +643,7 @@ def main() -> int:
     r.add_argument("--no-identity", action="store_true", help="only the bench (and the summary of --prev)")
     r.add_argument("--bench", action="store_true", help="then bench/run.py at --bench-commits (source mode)")
     r.add_argument("--bench-commits", default="45a0b45 4380661",
-                   help="the doc's pair (4380661 was its HEAD); later commits add features (issues 18, 19)")
+                   help="the doc's pair (4380661 was its HEAD); later commits add features")
     r.add_argument("--bench-args", default="--quick")
     r.add_argument("--bench-reserve", type=float, default=0, help="seconds after --stop-at the bench may use")
     r.add_argument("--bench-min", type=float, default=120, help="start a bench only with this much time left")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17's behaviour-identity runs (docs/issue17-identity.md) on a machine of many cores:
+# The restructure's behaviour-identity runs (docs/restructure-identity.md) on a machine of many cores:
 # check --output-format json, facts and test-rules over fixtures/ and kernels_ref/ at the parent and
 # the end of each range of restructure commits, in source and instantiated (CUTLASS headers) mode,
 # side by side on all cores, most needed comparisons first; then a summary table (parent against

@@ -1,4 +1,4 @@
-// Device probe for PyTorch's scaled_gemm FL127 (issue 19): COMPUTE_32F, scale 32F, A/B scale pointers
+// Device probe for PyTorch's scaled_gemm FL127: COMPUTE_32F, scale 32F, A/B scale pointers
 // set, A/B of each type below, C/D BF16, TRANSB = N, TRANSA = N or T. What does the heuristic say?
 // Build: nvcc -O2 -arch=sm_90a -o probe_fp8_transa tools/probe_fp8_transa.cu -lcublasLt -lcublas
 #include <cstdio>

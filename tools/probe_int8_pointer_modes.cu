@@ -1,4 +1,4 @@
-// Device probe for FL127's int8 rows of the support table (issue 19, bitsandbytes' igemmlt<8, 1>):
+// Device probe for FL127's int8 rows of the support table (bitsandbytes' igemmlt<8, 1>):
 // does cuBLASLt take POINTER_MODE ALPHA_DEVICE_VECTOR_BETA_ZERO with int8 A/B, COMPUTE_32I, at every
 // transpose, or only fail at the base layout the table was measured at? One line per case: the
 // transposes, D type, scale type, pointer mode, the status of cublasLtMatmulAlgoGetHeuristic and of

@@ -1,4 +1,4 @@
-// Device probe for onnxruntime's gemm_float8.cu FL127 (issue 19): A CUDA_R_32F with B CUDA_R_16F
+// Device probe for onnxruntime's gemm_float8.cu FL127: A CUDA_R_32F with B CUDA_R_16F
 // (two independent run-time dtype choices), every compute type and C/D type below, scale type as the
 // compute type needs, TRANSA = T, TRANSB = N, no scale pointers. What does the heuristic say?
 // Build: nvcc -O2 -arch=sm_90a -o probe_mixed_ab tools/probe_mixed_ab.cu -lcublasLt -lcublas

@@ -1,4 +1,4 @@
-// Device probe for llm.c's matmul_forward3 with has_bias false (issue 19, held out): epilogue
+// Device probe for llm.c's matmul_forward3 with has_bias false (held out): epilogue
 // DEFAULT with CUBLASLT_MATMUL_DESC_BIAS_POINTER set to a null pointer, next to the same with a
 // non-null pointer and with epilogue BIAS. fp32 data, CUBLAS_COMPUTE_32F and _FAST_TF32, TRANSA=T,
 // TRANSB=N as llm.c writes it. One line per case: heuristic status and count, matmul status.

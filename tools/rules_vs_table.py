@@ -1,4 +1,4 @@
-"""Hold the YAML rules against a measured cuBLASLt support table (issue 15: where the table
+"""Hold the YAML rules against a measured cuBLASLt support table (where the table
 contradicts a rule, the table wins and the rule is fixed).
 
 Every configuration the table records as working — each accepted type combination at the base

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measure fusionlint on the real-code corpus (issue 19): per file, what it extracted and what stayed unknown.
+"""Measure fusionlint on the real-code corpus: per file, what it extracted and what stayed unknown.
 
 For every file of ``manifest.json`` marked ``measure`` (all files with ``--all``), with its group's
 include directories and macros, it runs as users do (after ``fusionlint index`` of the measured files
@@ -689,7 +689,7 @@ def _index_lines(meta: dict) -> list[str]:
 
 
 def render_markdown(rows: list[dict], meta: dict, top_details: int = 8,
-                    title: str = "fusionlint on real code (issue 19)") -> str:
+                    title: str = "fusionlint on real code") -> str:
     modes = list(dict.fromkeys(r.get("mode", "source") for r in rows)) or ["source"]
     out = [f"# {title}", "",
            "Written by `python bench/real_code/measure.py --markdown bench/real_code/RESULTS.md`; the corpus is "
@@ -781,7 +781,7 @@ def group_flags(man: dict, group: str, corpus: Path, cutlass: list[Path]) -> lis
 
 
 class CorpusIndex:
-    """The project index of one mode's files (issue 19: calls from other translation units): a
+    """The project index of one mode's files (calls from other translation units): a
     compile_commands.json of every measured file with its group's flags, indexed once by
     ``fusionlint index`` into a cache directory of its own, which each file's ``facts`` reads and each
     cold ``check`` gets a copy of."""
@@ -919,7 +919,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="parallel parses of `fusionlint index` (default: all CPUs)")
     ap.add_argument("--nvcc-baseline", action="store_true",
                     help="also time one `nvcc -c` of a CUTLASS-3 kernel here, to compare the index time with")
-    ap.add_argument("--title", default="fusionlint on real code (issue 19)", help="the report's heading")
+    ap.add_argument("--title", default="fusionlint on real code", help="the report's heading")
     ap.add_argument("--markdown", type=Path, help="write the report as Markdown")
     ap.add_argument("--json", type=Path, help="write every row as JSON")
     ap.add_argument("--render", type=Path, metavar="JSON",

@@ -1,4 +1,4 @@
-"""A seeded random-mutation test set of cuBLASLt programs (issue 15), and its scoring.
+"""A seeded random-mutation test set of cuBLASLt programs, and its scoring.
 
 Each program is one of the working configurations of ``kernels_ref/cublaslt/*.cpp`` (at
 m = n = k = 64) with one or two configuration fields changed at random, written in one of four
@@ -800,7 +800,7 @@ def unresolved(entry: dict, facts: list[dict]) -> list[str]:
 _FACTS_SCRIPT = r"""
 import json, sys, tempfile
 from pathlib import Path
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 from fusionlint.facts.extract import extract_file
 include, files = sys.argv[1], sys.argv[2:]
 with tempfile.TemporaryDirectory(prefix="fusionlint-mutations-pch-") as pch:

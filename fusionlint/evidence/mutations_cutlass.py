@@ -1,4 +1,4 @@
-"""A seeded random-mutation test set of CUTLASS GEMMs (issue 18), its device run, and its scoring.
+"""A seeded random-mutation test set of CUTLASS GEMMs, its device run, and its scoring.
 
 Each program is one of the working kernels of ``kernels_ref/cutlass/*.cu`` (six CUTLASS 3.x
 collective-builder GEMMs and one 2.x ``device::Gemm``) at a small problem size, with one or two
@@ -11,7 +11,7 @@ record the truth (does the configuration build, run and compute D?); fusionlint'
 same files are then scored against it::
 
     python3 -m fusionlint.evidence.mutations_cutlass generate --seed 1 --count 320 --out DIR
-    # on the GPU machine (tools/h200_issue18.sh): build and run a slice, within a time limit
+    # on the GPU machine (tools/h200_cutlass_mutations.sh): build and run a slice, within a time limit
     FUSIONLINT_EVIDENCE_INCLUDES=<cutlass>/include:<cutlass>/util/include \\
         python3 -m fusionlint.evidence.mutations_cutlass run --dir DIR --out DIR-h200 -j 16 --time-limit 480
     # anywhere fusionlint is installed (util/include too: the probe header the programs include reads

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from fusionlint.evidence.probe_names import unique_stem
 from fusionlint.model.cublaslt_facts import AttrSet, Configuration, Field, FileFacts
-from fusionlint.frontend.api.model import ApiModel, load_model
+from fusionlint.model.cublaslt_api import ApiModel, load_model
 from fusionlint.model.values import Known, Unknown, describe
 from fusionlint.rules.derived import pointee_data_type
 

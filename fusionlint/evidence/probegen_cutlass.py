@@ -20,8 +20,8 @@ from pathlib import Path
 
 from fusionlint.evidence.probe_names import unique_stem
 from fusionlint.model.cutlass_facts import CollectiveMmaFacts, CutlassGemm, EpilogueBuilder, MainloopBuilder, OtherEpilogue, Param
-from fusionlint.frontend import cutlass_model as cm
-from fusionlint.frontend.cutlass_problem import split_top_level
+from fusionlint.frontend.cutlass.source import model as cm
+from fusionlint.frontend.cutlass.source.problem_sizes import split_top_level
 
 HEADER = "fusionlint_cutlass_probe.h"
 DEFAULT_PROBLEM = (768, 512, 256)  # divisible by every Hopper tile extent (64, 96, 128, 192, 256) and alignment

@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from fusionlint.frontend.parse import ParseOptions, parse_file
+from fusionlint.frontend.clang.parse import ParseOptions, parse_file
 from fusionlint.path_alias import renamed, utf8_alias
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
@@ -17,16 +17,16 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from fusionlint.frontend.api import ApiData
-    from fusionlint.frontend.parse import UnitRecord
+    from fusionlint.frontend.cublaslt.api_data import ApiData
+    from fusionlint.frontend.clang.parse import UnitRecord
     from fusionlint.model.call_context import IndexContext
     from fusionlint.model.cublaslt_facts import FileFacts
 
 # What runs after the parse: imported while libclang parses (see extract_file), or up front by a
 # process that forks several workers (check.py). The CUTLASS reader only for a file that names
-# cutlass or cute (frontend/cutlass.py reads nothing else).
-CUBLASLT_EXTRACTORS = ("fusionlint.frontend.cublaslt",)
-EXTRACTORS = (*CUBLASLT_EXTRACTORS, "fusionlint.frontend.cutlass")
+# cutlass or cute (frontend/cutlass/reader.py reads nothing else).
+CUBLASLT_EXTRACTORS = ("fusionlint.frontend.cublaslt.handler",)
+EXTRACTORS = (*CUBLASLT_EXTRACTORS, "fusionlint.frontend.cutlass.reader")
 
 
 def may_hold_cutlass(text: str) -> bool:
@@ -59,7 +59,7 @@ def _import_during_parse(text: str, preload: Callable[[], object] | None = None,
     # what the parse itself imports or makes, first, so that the two threads never import the same
     # module at the same time
     import fusionlint.prefilter  # noqa: F401
-    from fusionlint.frontend.parse import stand_in_headers
+    from fusionlint.frontend.clang.parse import stand_in_headers
 
     if api is not None:
         api.stand_ins()
@@ -114,7 +114,7 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
     that way when they have not been read yet). ``on_parse`` is given the parse's record (what the
     result cache keeps: the include closure, the headers found nowhere, the arguments, the PCH) as
     soon as libclang is done, before the readers run. ``api``: the stand-in headers and API model
-    to use (``frontend.api.ApiData``: ``check``'s copies from its cache), else the shipped ones.
+    to use (``frontend.cublaslt.api_data.ApiData``: ``check``'s copies from its cache), else the shipped ones.
     ``contexts``: calls of the file's functions from other files, and what the functions of other
     files it calls return (the project index).
     ``includers``: [(path, ParseOptions)] of the project's files that include this one (the project
@@ -129,18 +129,18 @@ def extract_file(path: Path, options: ParseOptions, preload: Callable[[], object
             importer.join()
     if on_parse is not None:
         on_parse(unit.record())
-    from fusionlint.frontend import cublaslt
+    from fusionlint.frontend.cublaslt import handler as cublaslt
 
     facts = cublaslt.extract(unit, text, api.model() if api is not None else None,
                              **({"contexts": contexts} if contexts else {}))
     if any(d.severity in ("error", "fatal") for d in unit.diagnostics):  # definitions the errors made unreadable
-        from fusionlint.frontend.recovery import lost_functions
+        from fusionlint.frontend.clang.recovery import lost_functions
 
         facts.functions_not_read = [f.message() for f in lost_functions(unit.tu, str(unit.path), text,
                                                                        unit.diagnostics)]
     if may_reach_cutlass(text):
         try:
-            from fusionlint.frontend.cutlass import extract_cutlass
+            from fusionlint.frontend.cutlass.reader import extract_cutlass
 
             facts.cutlass = extract_cutlass(unit, text)
             if includers and any(g.open_values() for g in facts.cutlass):
@@ -160,7 +160,7 @@ def _through_includers(own: list, header: str, includers: list, api: ApiData | N
     (the first ``MAX_INCLUDERS`` that instantiate any, of at most ``MAX_INCLUDER_PARSES`` parsed), each
     placed at the header's line and naming where it was instantiated. A GEMM no includer instantiates
     keeps its unknown values."""
-    from fusionlint.frontend.cutlass import extract_cutlass
+    from fusionlint.frontend.cutlass.reader import extract_cutlass
 
     found: list = []
     used = 0

@@ -1,4 +1,4 @@
-"""One translation unit's part of the project index (issue 19): what other translation units need
+"""One translation unit's part of the project index: what other translation units need
 to know about it, from one parse.
 
 - ``functions``: the functions the file defines that reach cuBLASLt (directly or through helpers
@@ -33,11 +33,11 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from fusionlint.frontend import clangext
-from fusionlint.frontend.cublaslt import CublasLtHandler
-from fusionlint.frontend.interp import FUNCTION_KINDS, Interpreter, function_label, loc_of
-from fusionlint.frontend.parse import is_virtual
-from fusionlint.frontend.runtime_values import is_runtime_object
+from fusionlint.frontend.clang import clangext
+from fusionlint.frontend.cublaslt.handler import CublasLtHandler
+from fusionlint.frontend.interp.interpreter import FUNCTION_KINDS, Interpreter, function_label, loc_of
+from fusionlint.frontend.clang.parse import is_virtual
+from fusionlint.frontend.interp.runtime_values import is_runtime_object
 from fusionlint.facts.return_summaries import return_summaries
 from fusionlint.model.call_context import CallContext, context_to_json
 from fusionlint.model.cublaslt_facts import CallStep
@@ -46,7 +46,7 @@ from fusionlint.model.values import Unknown
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from fusionlint.frontend.parse import ParsedUnit
+    from fusionlint.frontend.clang.parse import ParsedUnit
     from fusionlint.model.cublaslt_api import ApiModel
 
 RECORD_FORMAT = 3
@@ -147,7 +147,7 @@ def index_file(path: Path, options, api=None) -> tuple[dict, object]:
     """Parse ``path`` once and make its record; also the parse's ``UnitRecord`` (what the cache
     keeps: the include closure and missing headers)."""
     from fusionlint.facts.extract import _read_text
-    from fusionlint.frontend.parse import parse_file
+    from fusionlint.frontend.clang.parse import parse_file
     from fusionlint.model.cublaslt_api import load_model
 
     text = _read_text(path)

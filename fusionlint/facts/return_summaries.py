@@ -1,5 +1,5 @@
 """What a translation unit's functions return, for the calls of them from other units (the project
-index, issue 19): TransformerEngine's ``cublas_version()`` is defined in ``util/cuda_runtime.cpp``
+index): TransformerEngine's ``cublas_version()`` is defined in ``util/cuda_runtime.cpp``
 and called under ``if`` in ``gemm/cublaslt_gemm.cu``; a ``default_compute()`` in one file may give
 the compute type of a descriptor made in another.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import clang.cindex as ci
 
-from fusionlint.frontend.interp import Interpreter, function_label, loc_of
+from fusionlint.frontend.interp.interpreter import Interpreter, function_label, loc_of
 from fusionlint.model.call_context import value_to_json
 from fusionlint.model.values import Known, Unknown, Value
 

@@ -1,6 +1,6 @@
 """``fusionlint server``: a language server with live diagnostics, hover documentation and quick fixes.
 
-``server.py`` speaks the protocol (pygls, the ``lsp`` extra: ``pip install 'fusionlint[lsp]'``),
+``server.py`` speaks the protocol (pygls, a dependency of fusionlint),
 ``checks.py`` checks buffers in the background with ``check``'s machinery, ``edits.py`` makes the
 positions and quick fixes. This module only declares the command line (``cli.py`` builds every
 command's parser at start-up; nothing here imports pygls).
@@ -49,8 +49,8 @@ def run(args: argparse.Namespace) -> int:
     """Serve on stdin/stdout until the client says exit (or goes away)."""
     try:
         from fusionlint.lsp.server import build
-    except ImportError as exc:  # pygls is the lsp extra
-        print(f"fusionlint: error: the language server needs pygls ({exc}): pip install 'fusionlint[lsp]'",
+    except ImportError as exc:  # pygls is a dependency; an environment may still lack it
+        print(f"fusionlint: error: the language server needs pygls ({exc}): pip install pygls",
               file=sys.stderr)
         return 2
     from fusionlint.run.check import default_jobs

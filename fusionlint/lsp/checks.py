@@ -250,7 +250,7 @@ class BackgroundChecks:
         self.slots = asyncio.Semaphore(max(1, jobs))
         self.stats: Counter = Counter()
         self.running: dict[int, float] = {}  # child pid -> start time
-        from fusionlint.frontend.api import ApiData
+        from fusionlint.frontend.cublaslt.api_data import ApiData
 
         self.api = ApiData()  # the stand-in headers and API model the checks use (warm_up: the cache's copies)
 

@@ -2,7 +2,7 @@
 there and the argument values, so that the function can be evaluated once per such call.
 
 The project index (``facts/project_index.py``) records them per translation unit; the
-interpreter (``frontend/interp.py``) takes them for the functions it starts from. It also records
+interpreter (``frontend/interp/interpreter.py``) takes them for the functions it starts from. It also records
 what a unit's functions return when that does not depend on their caller (``returns``): the
 interpreter takes those for calls of functions it has no body of.
 """

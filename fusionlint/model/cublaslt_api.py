@@ -5,7 +5,7 @@ structs, macros, headers).
 The YAML is generated from the real cuBLAS headers by ``tools/gen_cublaslt_model.py``;
 this module only reads it.  ``load_model()`` is cached, so the returned model is shared:
 treat it as read-only. The front end's stand-in headers are generated from it
-(``frontend/api/stubs.py``).
+(``frontend/clang/cublas_stubs.py``).
 """
 from __future__ import annotations
 

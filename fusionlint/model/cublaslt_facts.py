@@ -216,7 +216,7 @@ class Configuration:
     parse_errors_nearby: list[str] = field(default_factory=list)
     via: list[CallStep] = field(default_factory=list)  # the calls that led here, outermost first
     unresolved: dict[str, str] = field(default_factory=dict)  # part -> what its argument was instead of an object
-    # the runtime alternative this configuration is (see frontend/alternatives.py): the conditions
+    # the runtime alternative this configuration is (see frontend/interp/alternatives.py): the conditions
     # it holds under (as text), its index among the ``alternatives`` its root function was run as
     when: tuple[str, ...] = ()
     when_arms: tuple[tuple[str, int, int], ...] = ()  # per condition of ``when``: (choice key, arm, arms)
@@ -262,5 +262,5 @@ class FileFacts:
     diagnostics: list = field(default_factory=list)  # parse diagnostics of the main file
     missing_headers: list[str] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)  # parts of the file that could not be read
-    functions_not_read: list[str] = field(default_factory=list)  # definitions the parse lost (frontend/recovery.py)
+    functions_not_read: list[str] = field(default_factory=list)  # definitions the parse lost (frontend/clang/recovery.py)
     header_mode: dict[str, str] = field(default_factory=dict)

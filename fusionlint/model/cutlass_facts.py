@@ -292,7 +292,7 @@ class CutlassGemm:
     device_bodies: bool = False  # and the kernels' and collectives' device bodies were instantiated
     built: dict = field(default_factory=dict)  # instantiated mode: what the builders chose (stages...)
     diagnostics: list[CutlassDiagnostic] = field(default_factory=list)
-    problems: list = field(default_factory=list)  # literal problem sizes in its Arguments (cutlass_problem.Problem)
+    problems: list = field(default_factory=list)  # literal problem sizes in its Arguments (frontend/cutlass/source/problem_sizes.Problem)
     unknowns: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     parse_errors_nearby: list[str] = field(default_factory=list)
@@ -307,7 +307,7 @@ class CutlassGemm:
 
     def template_parameters_open(self) -> bool:
         """Whether an unknown value is a template parameter left unbound (``template parameter X of f ...``,
-        ``template template parameter E``: cutlass_eval's reasons), not one that only the CUTLASS headers give."""
+        ``template template parameter E``: the source evaluator's reasons), not one that only the CUTLASS headers give."""
         return any("template parameter" in u for u in self.unknowns)
 
     def open_values(self) -> bool:

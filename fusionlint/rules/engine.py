@@ -206,7 +206,7 @@ class ConfigurationFacts(Facts):
         if f is None:
             return False if self.blocker(part) is None else None
         if f.source == "set" and f.conditional and isinstance(f.value, Unknown):
-            from fusionlint.frontend.cublaslt import DEFAULTS, PREFIX
+            from fusionlint.frontend.cublaslt.handler import DEFAULTS, PREFIX
 
             obj = self.objects[part]
             kind = obj.kind if obj is not None else ""
@@ -566,7 +566,7 @@ def _when_compiled(g: CutlassGemm, f: Finding) -> Finding:
 
 
 def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration]) -> list[Finding]:
-    """A finding made on runtime alternatives of a configuration (frontend/alternatives.py) says
+    """A finding made on runtime alternatives of a configuration (frontend/interp/alternatives.py) says
     under which conditions it holds, unless it holds in every alternative."""
     if not of_alternative:
         return findings
@@ -723,7 +723,7 @@ def _support_findings(support: SupportTable, judged: list[tuple[Configuration, d
 
 
 def _mode_note(g: CutlassGemm) -> tuple[Related, ...]:
-    """Which reading produced the verdict (issue: record the mode), at the GEMM's line."""
+    """Which reading produced the verdict (the mode note), at the GEMM's line."""
     where = g.instantiated_at or g.loc
     if g.mode == "instantiated" and g.device_bodies:
         how = "instantiated with the CUTLASS headers, device bodies included"

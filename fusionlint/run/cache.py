@@ -47,7 +47,7 @@ from fusionlint.store import (  # noqa: F401  (the cache's own vocabulary; other
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
 
 if TYPE_CHECKING:
-    from fusionlint.frontend.api import ApiData
+    from fusionlint.frontend.cublaslt.api_data import ApiData
 
 DEFAULT_SIZE_MB = 2048
 
@@ -77,7 +77,7 @@ class CachedResult:
     skipped: str | None = None
     missing_headers: list[str] = dataclasses.field(default_factory=list)  # reported again on a cache hit
     undecided: list = dataclasses.field(default_factory=list)  # findings.Undecided
-    functions_not_read: list[str] = dataclasses.field(default_factory=list)  # -v notes (frontend/recovery.py)
+    functions_not_read: list[str] = dataclasses.field(default_factory=list)  # -v notes (frontend/clang/recovery.py)
 
 
 class Cache:
@@ -134,13 +134,13 @@ class Cache:
 
     # -- the API model and the stand-in headers made from it: reading the YAML model costs ~0.3 s
     def prime_api_model(self, load_model: bool = True) -> ApiData:
-        """The stand-in headers and the API model's data of this run (``frontend.api.ApiData``): the
+        """The stand-in headers and the API model's data of this run (``frontend.cublaslt.api_data.ApiData``): the
         JSON copy of each kept here, keyed by fusionlint's own files (which include the YAML model), or
         made now and kept here. The headers are read at once (every parse needs them), the model's copy
         too unless ``load_model`` is false (a single file's child then reads it while libclang
         parses). Forked workers inherit what was read."""
-        from fusionlint.frontend import parse
-        from fusionlint.frontend.api import ApiData
+        from fusionlint.frontend.clang import parse
+        from fusionlint.frontend.cublaslt.api_data import ApiData
 
         key = digest("api-model", FORMAT, fusionlint_key())
         stand_ins_path = self.base / "model" / f"{key}.json"

@@ -27,7 +27,7 @@ from fusionlint.run import cache, compile_db, config
 from fusionlint.run.options import CheckOptions, file_options
 from fusionlint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
 from fusionlint.findings import BUILTIN_CODES, Finding
-from fusionlint.frontend.parse import CUDA_SUFFIXES, HEADER_SUFFIXES, ParseOptions, build_args
+from fusionlint.frontend.clang.parse import CUDA_SUFFIXES, HEADER_SUFFIXES, ParseOptions, build_args
 from fusionlint.paths import glob_matches
 from fusionlint.prefilter import Prefilter
 from fusionlint.rules.cached import RuleSource, rule_source
@@ -35,7 +35,7 @@ from fusionlint.rules.cached import RuleSource, rule_source
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
 
 if TYPE_CHECKING:  # the selection, suppressions, baseline and reports are imported where they are used
-    from fusionlint.frontend.api import ApiData
+    from fusionlint.frontend.cublaslt.api_data import ApiData
     from fusionlint.model.call_context import IndexContext
     from fusionlint.rules.loader import Rule
     from fusionlint.decide.selection import Selection
@@ -380,7 +380,7 @@ class Checker:
                 print(f"fusionlint: note: {note.text()}", file=sys.stderr)
 
     def _note_not_read(self, path: str, messages: list[str]) -> None:
-        """-v: a note per function definition the parse could not read (``frontend/recovery.py``)."""
+        """-v: a note per function definition the parse could not read (``frontend/clang/recovery.py``)."""
         import re
 
         from fusionlint import notes
@@ -426,7 +426,7 @@ class Checker:
             pipeline.import_extractors()  # else imported while libclang parses (facts.extract.extract_file)
         if self.cache is not None:  # the stand-in headers (and API model) from the cache, inherited by the workers
             return self.cache.prime_api_model(load_model=len(tasks) > 1)
-        from fusionlint.frontend.api import ApiData
+        from fusionlint.frontend.cublaslt.api_data import ApiData
 
         api = ApiData()
         api.stand_ins()

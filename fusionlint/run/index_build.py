@@ -287,7 +287,7 @@ def _record_includes(files: list[tuple[Path, list[str]]]) -> dict[str, dict]:
     them with the file's compiler arguments; no parse), kept in the manifest: ``check`` of a header
     reads the header's template GEMMs where these files instantiate them. A file that includes none
     gets nothing."""
-    from fusionlint.frontend.cutlass_includes import ProjectHeaders, search_dirs
+    from fusionlint.frontend.cutlass.source.includes import ProjectHeaders, search_dirs
 
     includes: dict[str, dict] = {}
     for f, args in files:
@@ -344,7 +344,7 @@ class IndexedFacts:
     def options_and_contexts(self, path: Path):
         """(parse options, contexts, includers) for a file of an indexed project, else None; includers:
         [(path, parse options)] of the project's files that include a header ``path``."""
-        from fusionlint.frontend.parse import HEADER_SUFFIXES
+        from fusionlint.frontend.clang.parse import HEADER_SUFFIXES
         from fusionlint.run import compile_db, config
         from fusionlint.run.options import file_options
 

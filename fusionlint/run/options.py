@@ -21,7 +21,7 @@ from fusionlint.defaults import (
     CHECK_TIMEOUT, DEFAULT_ARCH, DEFAULT_STD, DEVICE_BODIES, MAX_FILES, NO_DEVICE_BODIES_MACRO, VERIFY_ARCH,
     VERIFY_BUILD_TIMEOUT,
 )
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up (~6 ms)
 

@@ -14,8 +14,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from fusionlint.frontend.api import ApiData
-    from fusionlint.frontend.parse import ParseOptions, UnitRecord
+    from fusionlint.frontend.cublaslt.api_data import ApiData
+    from fusionlint.frontend.clang.parse import ParseOptions, UnitRecord
     from fusionlint.model.call_context import IndexContext
     from fusionlint.model.cublaslt_facts import FileFacts
     from fusionlint.rules.cached import RuleSource

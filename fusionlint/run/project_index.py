@@ -1,4 +1,4 @@
-"""``fusionlint index``: the project index of a compilation database (issue 19), and its use by
+"""``fusionlint index``: the project index of a compilation database, and its use by
 ``check`` and ``facts``.
 
 Each translation unit of the project is parsed once (``facts/project_index.py``): the functions it

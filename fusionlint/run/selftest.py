@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fusionlint.defaults import DEFAULT_ARCH
-from fusionlint.frontend.parse import ParseOptions
+from fusionlint.frontend.clang.parse import ParseOptions
 from fusionlint.run.pipeline import check_file
 from fusionlint.rules.loader import Rule
 

@@ -5,7 +5,7 @@ import os
 import stat
 from pathlib import Path
 
-from fusionlint.frontend.parse import SOURCE_SUFFIXES
+from fusionlint.frontend.clang.parse import SOURCE_SUFFIXES
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", "build", ".tox"}
 

@@ -52,7 +52,7 @@ def header_version(include_dirs: list[str] | tuple[str, ...] = (), use_system: b
     """(cuBLAS version as major*10000 + minor*100 + patch, where it was read)."""
     dirs = [Path(d) for d in include_dirs]
     if use_system:
-        from fusionlint.frontend.toolchain import discover
+        from fusionlint.frontend.clang.toolchain import discover
 
         dirs += list(discover(True).cublas)
     for d in dirs:

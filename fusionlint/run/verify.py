@@ -105,7 +105,7 @@ def _lib_dirs_of(include: Path) -> list[Path]:
 def find_cublas(extra_lib_dirs: list[str]) -> tuple[list[str], list[str], list[str]]:
     """(include dirs, library dirs, link flags) for cuBLASLt, found as the front end finds its
     headers (CUDA toolkit, then the nvidia-cublas wheel); raises Missing."""
-    from fusionlint.frontend import toolchain
+    from fusionlint.frontend.clang import toolchain
 
     includes = list(toolchain.find_header_dirs().cublas)
     if not includes:
@@ -129,7 +129,7 @@ def find_cublas(extra_lib_dirs: list[str]) -> tuple[list[str], list[str], list[s
 def find_cutlass(include_dirs: list[str]) -> list[str]:
     """Include dirs with cutlass/cutlass.h and cutlass/util/packed_stride.hpp (the user's -I dirs,
     then the nvidia-cutlass package); raises Missing."""
-    from fusionlint.frontend import toolchain
+    from fusionlint.frontend.clang import toolchain
 
     dirs = [Path(d) for d in include_dirs] + list(toolchain.find_header_dirs().cutlass)
     core = next((d for d in dirs if (d / "cutlass" / "cutlass.h").is_file()), None)

@@ -17,6 +17,7 @@ import os
 import signal
 import time
 from collections import deque
+from contextlib import contextmanager
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +31,10 @@ if TYPE_CHECKING:
 
 TICK = 0.25  # seconds between on_tick calls while waiting for workers (the progress line's clock)
 
-# Test-only hook: FUSIONLINT_TEST_WORKER_HOOK="crash:NAME,hang:NAME,raise:NAME" makes a worker abort,
-# sleep or raise on the file whose name is NAME. Never set outside the tests.
+# Test-only hook: FUSIONLINT_TEST_WORKER_HOOK="crash:NAME,hang:NAME,raise:NAME,parse:NAME" makes a worker
+# abort, sleep, raise, or spend minutes inside one libclang parse (in C, where Python's signal
+# handlers do not run; it writes NAME.parsing beside the file first) on the file whose name is NAME.
+# Never set outside the tests.
 _HOOK_ENV = "FUSIONLINT_TEST_WORKER_HOOK"
 
 
@@ -83,6 +86,21 @@ def _test_hook(path: Path) -> None:
             time.sleep(3600)
         elif action == "raise":
             raise RecursionError("maximum recursion depth exceeded (test hook)")
+        elif action == "parse":
+            _slow_parse(path)
+
+
+# a constant expression of 2e9 loop steps: minutes of libclang's constexpr evaluator
+_SLOW_SOURCE = ("constexpr long spin(long n) { long s = 0; for (long i = 0; i < n; ++i) s += i % 7; return s; }\n"
+                "static_assert(spin(2000000000L) != 1, \"\");\n")
+
+
+def _slow_parse(path: Path) -> None:
+    import clang.cindex as ci
+
+    path.with_name(path.name + ".parsing").write_text(str(os.getpid()))
+    ci.Index.create().parse("slow.cpp", args=["-std=c++17", "-fconstexpr-steps=2147483647"],
+                            unsaved_files=[("slow.cpp", _SLOW_SOURCE)])
 
 
 def _rss_kb() -> tuple[int, int]:
@@ -100,7 +118,7 @@ def _rss_kb() -> tuple[int, int]:
 
 def run_task(task: Task, cache_dir: str | None, api: object | None = None) -> Outcome:
     """Check one file (in a worker, or in the main process) and store its result in the cache.
-    ``api``: the stand-in headers and API model to check it with (``frontend.api.ApiData``, which
+    ``api``: the stand-in headers and API model to check it with (``frontend.cublaslt.api_data.ApiData``, which
     ``check`` reads from its cache; None: the shipped ones). ``run_tasks``'s ``work`` is this with
     the run's ``api`` bound (``functools.partial``)."""
     from fusionlint.run import cache, pipeline
@@ -145,11 +163,30 @@ def run_task(task: Task, cache_dir: str | None, api: object | None = None) -> Ou
     return out
 
 
+@contextmanager
+def _interrupt_deferred():
+    """Ctrl-C held back (SIGINT blocked) while a child is forked and recorded, so that an interrupt
+    never falls between the fork and the record the main process kills its children from; a Ctrl-C
+    that came meanwhile is raised as the block ends. The child inherits the block and lifts it in
+    ``_become_worker``, once it ignores SIGINT."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None:
+        yield
+        return
+    mask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        mask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _become_worker() -> None:
     """In a forked worker: Ctrl-C is the main process's business, no core dumps or fault
     tracebacks for a crash (the main process reports it), nothing written to the terminal, and
     a libclang index of its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by _interrupt_deferred
     try:
         import faulthandler
 
@@ -162,7 +199,7 @@ def _become_worker() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    from fusionlint.frontend import parse
+    from fusionlint.frontend.clang import parse
 
     parse._index.cache_clear()  # never share the parent's libclang index
 
@@ -253,7 +290,9 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
     n = max(1, min(jobs, len(pending)))
     workers: list[_Worker] = []
     try:
-        workers = [_Worker(ctx, cache_dir, work) for _ in range(n)]
+        for _ in range(n):
+            with _interrupt_deferred():  # a started worker is in `workers` before Ctrl-C can stop the run
+                workers.append(_Worker(ctx, cache_dir, work))
         failures = 0
         while True:
             for i, w in enumerate(workers):
@@ -269,7 +308,8 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
                         failures += 1
                         if failures > 3 * n + 3:
                             raise RuntimeError("cannot start worker processes") from None
-                        workers[i] = _Worker(ctx, cache_dir, work)
+                        with _interrupt_deferred():
+                            workers[i] = _Worker(ctx, cache_dir, work)
             busy = [w for w in workers if w.task is not None]
             if not busy:
                 if not pending:
@@ -309,7 +349,9 @@ def run_tasks(tasks: Iterable[Task], jobs: int, timeout: float | None, cache_dir
                 w.task = None
                 if replace:
                     w.stop(kill=True)
-                    workers[i] = _Worker(ctx, cache_dir, work) if pending else w
+                    if pending:
+                        with _interrupt_deferred():
+                            workers[i] = _Worker(ctx, cache_dir, work)
                 on_outcome(outcome)
             workers = [w for w in workers if w.proc.is_alive() or w.task is not None or pending]
             if not pending and all(w.task is None for w in workers):
@@ -333,17 +375,23 @@ class Isolated:
         self.timeout = timeout
         self.started = time.monotonic()
         read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: run, send the pickled result (or the exception), leave without cleanup
-            try:
-                os.close(read_end)
-                _become_worker()
-                _send_reply(write_end, fn, args)
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        self.pid: int | None = pid
+        self.pid: int | None = None
         self.read_end: int | None = read_end
+        try:
+            with _interrupt_deferred():  # the child is recorded before Ctrl-C can act
+                pid = os.fork()
+                if pid == 0:  # the child: run, send the pickled result (or the exception), leave without cleanup
+                    try:
+                        os.close(read_end)
+                        _become_worker()
+                        _send_reply(write_end, fn, args)
+                    finally:
+                        os._exit(0)
+                os.close(write_end)
+                self.pid = pid
+        except BaseException:  # a Ctrl-C held back during the fork: the child goes with the run
+            self.cancel()
+            raise
 
     def cancel(self) -> None:
         if self.pid is not None:

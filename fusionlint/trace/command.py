@@ -117,7 +117,7 @@ def _selection(args: argparse.Namespace, rules):
 
 # ---- static sites ------------------------------------------------------------------------------------
 def _static_configurations(paths: list[str]) -> list:
-    from fusionlint.frontend.parse import ParseOptions
+    from fusionlint.frontend.clang.parse import ParseOptions
     from fusionlint.facts.extract import SkipFile, extract_file
     from fusionlint.run.sources import collect
     from fusionlint.run.workers import ChildFailed, call_isolated

@@ -159,7 +159,7 @@ class _Converter:
             return None, {}
         obj = self._object("matmul_desc", f"computeDesc {call.desc_handle or '(no handle in the log)'}", at,
                            "cublasLtMatmulDescCreate")
-        from fusionlint.frontend.cublaslt import DEFAULTS
+        from fusionlint.frontend.cublaslt.handler import DEFAULTS
 
         fields: dict[str, Field] = {}
         dumped: dict[str, tuple[Value, str | None]] = {}
@@ -200,7 +200,7 @@ class _Converter:
         dump = call.layouts.get(m)
         if dump is None:
             return None, {}
-        from fusionlint.frontend.cublaslt import DEFAULTS
+        from fusionlint.frontend.cublaslt.handler import DEFAULTS
 
         obj = self._object("layout", f"{m}desc {call.layout_handles.get(m, '(no handle in the log)')}", at,
                            "cublasLtMatrixLayoutCreate")

@@ -1,5 +1,5 @@
 // Helpers for the random-mutation programs that `python3 -m fusionlint.evidence.mutations_cublaslt
-// generate` writes (issue 15): buffers of any element type the mutations can give a matrix or a
+// generate` writes: buffers of any element type the mutations can give a matrix or a
 // vector (complex types included, which fusionlint_probe.h does not hold), generously sized scale
 // buffers, alpha/beta in device memory, and the "numerics skipped" line of the harness protocol.
 // The cuBLASLt calls stay in the generated programs; nothing here calls cuBLASLt. Host code only.
