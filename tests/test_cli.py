@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import run_cli
 from conftest import FIXTURES, ROOT
 from fusionlint.cli import main
 
@@ -121,3 +122,18 @@ def test_closed_stdout_pipe_ends_quietly(argv: list[str]) -> None:
         os.close(w)
     assert proc.returncode == 141
     assert proc.stderr == ""
+
+
+def test_the_language_server_comes_with_the_base_install() -> None:
+    """`pip install fusionlint` alone gives a working `fusionlint server`: pygls is a base dependency
+    (the old `lsp` extra stays, empty, so that `fusionlint[lsp]` still installs)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert any(d.replace(" ", "").startswith("pygls") for d in project["dependencies"])
+    assert project["optional-dependencies"]["lsp"] == []
+    rc, out, err = run_cli("server", "--help")
+    assert rc == 0 and "--debounce" in out

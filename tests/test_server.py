@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pygls", reason="the language server needs pygls (pip install -e '.[test]')")
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is in the test extra (pip install -e '.[test]')")
 
 from cli_helpers import BAD, GOOD, project, run_cli  # noqa: E402
