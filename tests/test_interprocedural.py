@@ -330,3 +330,54 @@ def test_a_bias_pointer_without_a_bias_epilogue_is_reported_only_where_it_can_be
     assert len(found) == 1, found
     assert [r["line"] for r in found[0]["related"] if r["message"].startswith("via ")] == [52]
     assert "when `fuse` is false (line 46)" in found[0]["message"]
+
+
+def test_an_allocated_pointer_is_not_null_and_a_helper_follows_what_its_callers_pass():
+    """allocated_pointers/ (a PyTorch-style gemm_ex in a project header: ``if (bias != nullptr)`` sets
+    the bias pointer): a pointer cudaMalloc / cudaMallocAsync wrote, also through a helper or into a
+    struct field, and a new-expression's result are not null, so the callers that pass them get no
+    "(when `bias` is null)" error; nullptr passed with the DEFAULT epilogue is no error either. The
+    one call that asks for a bias and passes none keeps its FL112, with no condition."""
+    found = _findings("--select", "FL110,FL112", HERE / "allocated_pointers" / "main.cu")
+    lines = (HERE / "allocated_pointers" / "main.cu").read_text().splitlines()
+    assert [(f["code"], lines[f["line"] - 1].split("// ")[-1]) for f in found] == \
+        [("FL112", "error: a bias epilogue, no bias")]
+    assert "(when" not in found[0]["message"]
+    rc, out, err = run_cli("facts", HERE / "allocated_pointers" / "main.cu")
+    matmuls = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    assert rc == 0 and len(matmuls) == 5 and not any(c.get("when") for c in matmuls)
+
+
+def test_optional_fields_of_a_config_struct_are_followed():
+    """optional_config.cpp (a GemmConfig with std::optional fields, passed by const reference):
+    has_value(), value(), operator bool, *opt and value_or() read what main() assigned, a copy keeps
+    it and reset() empties it; the two configurations that are wrong are the two errors, at the calls
+    that made them."""
+    path = HERE / "optional_config.cpp"
+    found = _findings("--no-system-headers", path)
+    lines = path.read_text().splitlines()
+    assert sorted((f["code"], lines[f["related"][-1]["line"] - 1].split("// ")[-1]) for f in found) == [
+        ("FL107", "error: FAST_ACCUM on an FP32 GEMM (FL107)"),
+        ("FL112", "error: a bias epilogue, no bias (FL112)")]
+    rc, out, err = run_cli("facts", "--no-system-headers", path)
+    matmuls = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    first = matmuls[0]["parameters"]["matmul_desc"]
+    assert rc == 0 and len(matmuls) == 5 and not any(c.get("when") for c in matmuls)
+    assert (first["TRANSA"]["name"], first["EPILOGUE"]["name"], first["BIAS_POINTER"]["source"]) == \
+        ("CUBLAS_OP_T", "CUBLASLT_EPILOGUE_BIAS", "set")
+
+
+def test_a_descriptor_class_held_by_a_gemm_object_resolves():
+    """descriptor_class.cpp (PyTorch's CuBlasLtMatmulDescriptor style): the descriptor member built by
+    a member initializer, its unique_ptr set in the constructor, attributes set through a templated
+    member in configure() and the matmul in run(): each GEMM object's configuration resolves, and the
+    one that sets FAST_ACCUM on FP32 gets FL107, the other nothing."""
+    path = HERE / "descriptor_class.cpp"
+    found = _findings("--no-system-headers", path)
+    lines = path.read_text().splitlines()
+    assert [(f["code"], lines[f["related"][-1]["line"] - 1].split("// ")[-1]) for f in found] == \
+        [("FL107", "error: FAST_ACCUM on an FP32 GEMM (FL107)")]
+    rc, out, err = run_cli("facts", "--no-system-headers", path)
+    matmuls = [c for c in json.loads(out) if c["kind"] == "matmul"]
+    assert rc == 0 and len(matmuls) == 2 and not any(c["unknowns"] for c in matmuls)
+    assert {c["parameters"]["matmul_desc"]["TRANSA"]["name"] for c in matmuls} == {"CUBLAS_OP_T"}

@@ -6,7 +6,7 @@ Every value remembers where it came from, so a finding can point at the line tha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 
@@ -86,6 +86,14 @@ class Symbol:
     # without a caller that is no entry point of the project, or any without the project index),
     # or an object built here from no run-time data
     from_caller: bool = False
+    # a pointer to memory the program allocated (cudaMalloc and its kin wrote it, a new-expression
+    # made it): not null, whatever its value
+    live: bool = field(default=False, compare=False)
+
+
+def is_live(v: "Value | None") -> bool:
+    """A pointer known not to be null: an allocation (``Symbol.live``) or an object's address."""
+    return isinstance(v, Address) or isinstance(v, Symbol) and v.live
 
 
 Value = Union[Known, Unknown, Address, Handle, Symbol]

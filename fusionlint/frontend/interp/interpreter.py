@@ -46,7 +46,8 @@ from fusionlint.frontend.interp.frames import Closure, Frame
 from fusionlint.frontend.interp.instantiation_roots import InstantiationsMixin, has_stand_in_arguments, instantiation_label
 from fusionlint.frontend.interp.lambdas import LambdaMixin
 from fusionlint.frontend.interp.loop_runs import LoopsMixin
-from fusionlint.frontend.interp.objects import ObjectsMixin, is_smart_pointer
+from fusionlint.frontend.interp.nullness import ALLOCATORS, as_condition, is_null_test as _is_null_test
+from fusionlint.frontend.interp.objects import ObjectsMixin, is_optional, is_smart_pointer
 from fusionlint.frontend.clang.parse import MISSING_DIR, is_virtual
 from fusionlint.frontend.interp.sizes import sizeof_value
 from fusionlint.frontend.interp.runtime_values import (  # noqa: F401 - entry_input is part of the API
@@ -319,10 +320,10 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                                   function_label(self.frames[i + 1].function), site))
         return chain
 
-    def runtime_symbol(self, name: str, ctype: str, origin: Loc) -> Symbol:
-        """A fresh runtime value (one allocation, one handle)."""
+    def runtime_symbol(self, name: str, ctype: str, origin: Loc, live: bool = False) -> Symbol:
+        """A fresh runtime value (one allocation, one handle); ``live``: memory the program allocated."""
         self._frame_ids += 1
-        return Symbol(name, ctype, origin, self._frame_ids)
+        return Symbol(name, ctype, origin, self._frame_ids, live=live)
 
     # ---- environment --------------------------------------------------------------------
     @property
@@ -433,7 +434,13 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 init = kids[i + 1]
                 if init.kind in (K.COMPOUND_STMT, K.MEMBER_REF, K.PARM_DECL):
                     continue
-                self.assign(("member", self.frame.this_key, c.spelling), self.eval(init), loc_of(c))
+                key, inner = ("member", self.frame.this_key, c.spelling), strip(init)
+                if inner.kind == K.CALL_EXPR and self._callee_definition(inner) is not None and \
+                        inner.referenced is not None and inner.referenced.kind == K.CONSTRUCTOR:
+                    self._default_members(key, inner.type, loc_of(c))  # ``desc_(compute, scale)``: built in place
+                    self._construct(key, inner)
+                    continue
+                self.assign(key, self.eval(init), loc_of(c))
             elif c.kind == K.TYPE_REF and i + 1 < len(kids) and self.frame.this_key is not None \
                     and kids[i + 1].kind.is_expression():
                 self._delegated(ctor, c, kids[i + 1])  # ``: Other(args)`` or ``: Base(args)``
@@ -464,6 +471,10 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 this_key = self.lvalue_key(base[0]) if base else (self.frame.this_key if self.frames else None)
             elif self.frames:
                 this_key = self.frame.this_key
+        if ref is not None and is_optional(ref.semantic_parent):  # ``*opt``, ``opt = v``: the object is an argument
+            operator = bool(arg_cursors) and not (callee is not None and callee.spelling == ref.spelling)
+            key = self.lvalue_key(arg_cursors[0]) if operator else this_key
+            return self._optional_call(ref.spelling, key, arg_cursors[1:] if operator else arg_cursors, origin)
         if ref is not None and ref.kind == K.CXX_METHOD and ref.spelling == "operator=" and ref.is_default_method() \
                 and len(arg_cursors) == 2 and (callee is None or callee.kind != K.MEMBER_REF_EXPR):
             return self._default_assignment(arg_cursors, origin)  # ``a = b`` of a class: a copy of b's members
@@ -500,7 +511,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         for a, v in zip(arg_cursors, args):
             if isinstance(v, Address) and not points_to_const(a.type):
                 if v.ctype.rstrip().endswith("*"):  # e.g. cudaMalloc(&ptr, n): a runtime pointer now
-                    self.store(v.key, self.runtime_symbol(v.name.lstrip("&"), v.ctype, origin))
+                    self.store(v.key, self.runtime_symbol(v.name.lstrip("&"), v.ctype, origin,
+                                                          live=name in ALLOCATORS))
                 else:
                     self.invalidate(v.key, f"passed by pointer to {name}() at line {origin.line}", origin)
             elif isinstance(v, Handle):
@@ -637,7 +649,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         rest = [k for k in kids if k not in decls]
         if not rest:
             return
-        cond = self.eval(rest[0])
+        cond = as_condition(self.eval(rest[0]))
         then_, else_ = (rest[1] if len(rest) > 1 else None), (rest[2] if len(rest) > 2 else None)
         if isinstance(cond, Known):
             chosen = then_ if cond.value else else_
@@ -781,54 +793,6 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         if c.kind == K.CALL_EXPR:
             return self.last_returned_key
         return self.lvalue_key(c)
-
-    def _default_members(self, key: Key, ctype: ci.Type, origin: Loc) -> None:
-        """Default member initializers (``int32_t transa = CUBLAS_OP_T;``) of a struct variable."""
-        decl = ctype.get_canonical().get_declaration()
-        if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL):
-            return
-        loc = decl.location
-        if loc.file is None or loc.is_in_system_header or is_virtual(loc.file.name):
-            return
-        for f in clangext.children(decl):
-            if f.kind == K.FIELD_DECL:
-                init = [c for c in clangext.children(f) if c.kind not in NON_EXPR_CHILDREN]
-                fkey = ("member", key, f.spelling)
-                if init:
-                    self.store(fkey, self.eval(init[-1]))
-                else:
-                    self._default_members(fkey, f.type, origin)
-
-    def _aggregate(self, key: Key, ctype: ci.Type, init_list: ci.Cursor) -> None:
-        decl = ctype.get_canonical().get_declaration()
-        fields = [f for f in clangext.children(decl) if f.kind == K.FIELD_DECL] if decl is not None else []
-        elems = expr_children(init_list)
-        if ctype.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
-            for i, e in enumerate(elems):
-                self.store(("elem", key, i), self.eval(e))
-            return
-        for f, e in zip(fields, elems):
-            inner = strip(e)
-            if inner.kind == K.INIT_LIST_EXPR:
-                self._aggregate(("member", key, f.spelling), f.type, inner)
-            else:
-                self.store(("member", key, f.spelling), self.eval(e))
-
-    def _copy_members(self, src: Key, dst: Key) -> None:
-        for k, v in list(self.env.items()):
-            rebased = self._rebase(k, src, dst)
-            if rebased is not None:
-                self.env[rebased] = v
-
-    def _rebase(self, k: Key, src: Key, dst: Key) -> Key | None:
-        if k == src:
-            return None
-        if k and k[0] in ("member", "elem"):
-            if k[1] == src:
-                return (k[0], dst, k[2])
-            inner = self._rebase(k[1], src, dst)
-            return (k[0], inner, k[2]) if inner is not None else None
-        return None
 
     def assign(self, key: Key, value: Value, origin: Loc, name: str = "", source: ci.Cursor | None = None) -> None:
         if source is not None and value.__class__ is Symbol:
@@ -975,7 +939,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             return result
         if kind == K.CONDITIONAL_OPERATOR:
             kids = expr_children(cursor)
-            cond = self.eval(kids[0])
+            cond = as_condition(self.eval(kids[0]))
             if isinstance(cond, Known):
                 return self.eval(kids[1] if cond.value else kids[2])
             arm, keys = self._decide_condition(kids[0])
@@ -1010,7 +974,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         if kind in (K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.CXX_THROW_EXPR):
             for k in expr_children(cursor):
                 self.eval(k)
-            return Symbol(kind.name.lower(), cursor.type.spelling, origin)
+            return Symbol(kind.name.lower(), cursor.type.spelling, origin, live=kind == K.CXX_NEW_EXPR)
         # Anything else: evaluate sub-expressions for their side effects, then try clang's folding.
         for k in expr_children(cursor):
             if k.kind.is_expression():
@@ -1117,6 +1081,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 self.assign(key, new, origin)
             return old if clangext.unary_is_postfix(cursor) else new
         value = self.eval(operand)
+        if op == "!":
+            value = as_condition(value)
         if not isinstance(value, Known) or isinstance(value.value, str):
             return value if isinstance(value, Unknown) else Unknown(f"operator {op} on a non-constant", origin)
         v = value.value
@@ -1143,6 +1109,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             return self.eval(rhs_c)
         lhs = self.eval(lhs_c)
         if op in ("&&", "||"):
+            lhs = as_condition(lhs)
             if isinstance(lhs, Known) and (bool(lhs.value) == (op == "||")):
                 return Known(int(bool(lhs.value)), origin)
             if isinstance(lhs, Known):
@@ -1170,20 +1137,14 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 result = _wrap_int(result, ctype)
             return Known(result, origin, via="arithmetic")
         if op in ("==", "!=") and _is_null_test(lhs, rhs):  # ``&config != nullptr``: an object's address
-            return Known(int(op == "!="), origin, via="the address of an object is not null")
+            via = "the address of an object is not null" if any(isinstance(v, Address) for v in (lhs, rhs)) \
+                else "an allocated pointer is not null"
+            return Known(int(op == "!="), origin, via=via)
         for v in (lhs, rhs):
             if isinstance(v, Unknown):
                 return v if v.runtime or not (why := first_runtime((lhs, rhs))) else \
                     Unknown(v.reason, v.origin, v.ctype, v.choices, why)
         return Unknown(f"operator {op} on non-constant operands", origin, runtime=first_runtime((lhs, rhs)))
-
-
-def _is_null_test(lhs: Value, rhs: Value) -> bool:
-    """Whether one side is the address of an object and the other null (0, ``nullptr``, ``NULL``)."""
-    return any(isinstance(a, Address) and isinstance(b, Known) and b.value == 0 and not isinstance(b.value, str)
-               for a, b in ((lhs, rhs), (rhs, lhs)))
-
-
 
 
 def _recovered(ref: ci.Cursor) -> bool:

@@ -16,6 +16,7 @@ from fusionlint.frontend.clang import clangext
 
 from fusionlint.frontend.interp import loops
 from fusionlint.frontend.clang.cursors import expr_children, strip, strip_casts
+from fusionlint.model.values import Address, Known, Value, is_live
 
 K = ci.CursorKind
 _NULLS = (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR)
@@ -75,3 +76,26 @@ def _pointer_variable(c: ci.Cursor) -> bool:
     ref = c.referenced if c.kind == K.DECL_REF_EXPR else None
     return ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL) and \
         ref.type.get_canonical().kind == ci.TypeKind.POINTER
+
+
+def is_null_test(lhs: Value, rhs: Value) -> bool:
+    """Whether one side is a pointer known not to be null (an object's address, an allocation) and
+    the other null (0, ``nullptr``, ``NULL``)."""
+    return any(is_live(a) and isinstance(b, Known) and b.value == 0 and not isinstance(b.value, str)
+               for a, b in ((lhs, rhs), (rhs, lhs)))
+
+
+# what writes a pointer to memory it allocated through its first argument (the program stops or
+# checks the status when it fails: the pointer is taken as not null)
+ALLOCATORS = frozenset({"cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "cudaMallocHost", "cudaHostAlloc",
+                        "cudaMallocPitch", "cudaMallocFromPoolAsync", "cuMemAlloc", "cuMemAlloc_v2",
+                        "cuMemAllocAsync", "cuMemAllocManaged", "cuMemHostAlloc", "cuMemAllocPitch",
+                        "cuMemAllocPitch_v2", "cuMemAllocFromPoolAsync"})
+
+
+def as_condition(value: Value) -> Value:
+    """A value used as a condition: a pointer known not to be null is true."""
+    if not is_live(value):
+        return value
+    via = "the address of an object is not null" if isinstance(value, Address) else "an allocated pointer is not null"
+    return Known(1, value.origin, via=via)

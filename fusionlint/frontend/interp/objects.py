@@ -1,13 +1,16 @@
-"""Objects the interpreter models beyond plain storage (mixed into ``Interpreter``): the
-standard library's smart pointers (the pointer they hold is the object's value), structured
-bindings (runtime data, with where they come from) and constructors that delegate to another
-constructor or build a base class."""
+"""Objects the interpreter models beyond plain storage (mixed into ``Interpreter``): the members of
+structs (default member initializers, aggregate initialization, copies), the standard library's
+smart pointers (the pointer they hold is the object's value) and ``std::optional`` (its value is the
+object's value, whether it holds one a member ``__engaged`` of it), structured bindings (runtime
+data, with where they come from) and constructors that delegate to another constructor or build a
+base class."""
 from __future__ import annotations
 
 import clang.cindex as ci
 
 from fusionlint.frontend.clang import clangext
-from fusionlint.frontend.clang.cursors import expr_children, loc_of, strip, written
+from fusionlint.frontend.clang.cursors import NON_EXPR_CHILDREN, expr_children, loc_of, strip, written
+from fusionlint.frontend.clang.parse import is_virtual
 from fusionlint.model.values import Key, Known, Loc, Unknown, Value, first_runtime
 
 K = ci.CursorKind
@@ -17,8 +20,29 @@ _SMART_POINTERS = {"unique_ptr", "shared_ptr"}
 
 def is_smart_pointer(cls: ci.Cursor | None) -> bool:
     """Is ``cls`` the standard library's ``unique_ptr`` or ``shared_ptr`` (a class of namespace std)?"""
-    if cls is None or cls.spelling not in _SMART_POINTERS:
-        return False
+    return cls is not None and cls.spelling in _SMART_POINTERS and _in_std(cls)
+
+
+def is_optional(cls: ci.Cursor | None) -> bool:
+    """Is ``cls`` ``std::optional`` (the class template or one of its specializations)?"""
+    return cls is not None and cls.spelling == "optional" and _in_std(cls)
+
+
+def _optional_type(ctype: ci.Type) -> bool:
+    decl = ctype.get_canonical().get_declaration()
+    return decl is not None and is_optional(decl)
+
+
+def _nullopt(cursor: ci.Cursor) -> bool:
+    """``std::nullopt`` (or ``{}``), as an argument or initializer."""
+    c = strip(cursor)
+    return "nullopt_t" in c.type.spelling or c.kind == K.INIT_LIST_EXPR and not expr_children(c)
+
+
+ENGAGED = "__engaged"  # the member of a std::optional's storage that says whether it holds a value
+
+
+def _in_std(cls: ci.Cursor) -> bool:
     parent = cls.semantic_parent
     while parent is not None and parent.kind == K.NAMESPACE and parent.spelling != "std":
         parent = parent.semantic_parent  # an inline namespace such as __1 (libc++)
@@ -26,7 +50,96 @@ def is_smart_pointer(cls: ci.Cursor | None) -> bool:
 
 
 class ObjectsMixin:
-    """Smart pointers, structured bindings and constructor delegation."""
+    """Struct members, smart pointers, ``std::optional``, structured bindings and constructor delegation."""
+
+    def _default_members(self, key: Key, ctype: ci.Type, origin: Loc) -> None:
+        """Default member initializers (``int32_t transa = CUBLAS_OP_T;``) of a struct variable."""
+        if _optional_type(ctype):  # ``std::optional<T> x;``: holds nothing
+            self.store(("member", key, ENGAGED), Known(0, origin, via="an empty std::optional"))
+            return
+        decl = ctype.get_canonical().get_declaration()
+        if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL):
+            return
+        loc = decl.location
+        if loc.file is None or loc.is_in_system_header or is_virtual(loc.file.name):
+            return
+        for f in clangext.children(decl):
+            if f.kind == K.FIELD_DECL:
+                init = [c for c in clangext.children(f) if c.kind not in NON_EXPR_CHILDREN]
+                fkey = ("member", key, f.spelling)
+                if init and _optional_type(f.type):
+                    self._optional_set(fkey, None if _nullopt(init[-1]) else self.eval(init[-1]), origin)
+                elif init:
+                    self.store(fkey, self.eval(init[-1]))
+                else:
+                    self._default_members(fkey, f.type, origin)
+
+    def _aggregate(self, key: Key, ctype: ci.Type, init_list: ci.Cursor) -> None:
+        decl = ctype.get_canonical().get_declaration()
+        fields = [f for f in clangext.children(decl) if f.kind == K.FIELD_DECL] if decl is not None else []
+        elems = expr_children(init_list)
+        if ctype.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+            for i, e in enumerate(elems):
+                self.store(("elem", key, i), self.eval(e))
+            return
+        for f, e in zip(fields, elems):
+            inner = strip(e)
+            if inner.kind == K.INIT_LIST_EXPR:
+                self._aggregate(("member", key, f.spelling), f.type, inner)
+            else:
+                self.store(("member", key, f.spelling), self.eval(e))
+
+    def _copy_members(self, src: Key, dst: Key) -> None:
+        for k, v in list(self.env.items()):
+            rebased = self._rebase(k, src, dst)
+            if rebased is not None:
+                self.env[rebased] = v
+
+    def _rebase(self, k: Key, src: Key, dst: Key) -> Key | None:
+        if k == src:
+            return None
+        if k and k[0] in ("member", "elem"):
+            if k[1] == src:
+                return (k[0], dst, k[2])
+            inner = self._rebase(k[1], src, dst)
+            return (k[0], inner, k[2]) if inner is not None else None
+        return None
+
+
+    def _optional_set(self, key: Key, value: Value | None, origin: Loc) -> None:
+        """``key`` (a std::optional) holds ``value`` from here on; None: it holds nothing."""
+        self.store(("member", key, ENGAGED), Known(int(value is not None), origin,
+                                                   via="std::optional " + ("set" if value is not None else "reset")))
+        if value is not None:
+            self.store(key, value)
+
+    def _optional_call(self, method: str, key: Key | None, arg_cursors: list[ci.Cursor], origin: Loc) -> Value:
+        """A member of ``std::optional`` called on the optional at ``key``: ``has_value()`` and
+        ``operator bool`` read whether it holds a value, ``value()``, ``*`` and ``->`` the value,
+        ``value_or(x)`` either; ``=``, ``emplace`` and ``reset`` change it. Unknown where it is not
+        known whether it holds a value (a caller's optional)."""
+        args = [self.eval(a) for a in arg_cursors]
+        if key is None:
+            return Unknown(f"{method}() of an std::optional not analysed", origin)
+        if method in ("operator=", "emplace"):
+            self._optional_set(key, None if arg_cursors and _nullopt(arg_cursors[-1]) else
+                               (args[-1] if args else Unknown("emplace()", origin)), origin)
+            return Unknown(f"{method}() returns the optional", origin)
+        if method == "reset":
+            self._optional_set(key, None, origin)
+            return Unknown("reset() returns nothing", origin)
+        engaged = self.env.get(("member", key, ENGAGED))
+        if method in ("has_value", "operator bool"):
+            return engaged if isinstance(engaged, Known) else \
+                Unknown(f"whether the std::optional holds a value (line {origin.line})", origin)
+        if method in ("value", "operator*", "operator->"):
+            return self.load(key, origin)
+        if method == "value_or" and args:
+            if isinstance(engaged, Known):
+                return self.load(key, origin) if engaged.value else args[-1]
+            return Unknown(f"value_or() of an std::optional not known to hold a value (line {origin.line})", origin)
+        self.invalidate(key, f"{method}() of the std::optional at line {origin.line}", origin)
+        return Unknown(f"result of {method}() at line {origin.line}", origin)
 
     def _smart_pointer(self, method: str, key: Key, args: list[Value], origin: Loc) -> Value:
         """``std::unique_ptr``/``shared_ptr`` members: the pointer they hold is the object's value

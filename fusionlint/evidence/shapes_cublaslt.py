@@ -1,0 +1,592 @@
+"""One cuBLASLt configuration written in many code shapes: the metamorphic set.
+
+A configuration's verdict must not depend on how it is written. Each configuration here is one of
+the seeded random mutations of ``mutations_cublaslt`` (a working reference configuration with one
+or two fields changed), written in every shape below, each a complete program that builds with
+nvcc and runs on the GPU as the mutation programs do (``fusionlint_probe.h``,
+``fusionlint_mutation.h``):
+
+- ``plain``       everything in ``main``, values in locals (the mutation set's plain style);
+- ``params``      a ``gemm(...)`` function whose every configuration value is a parameter, called
+                  from ``main`` with constants;
+- ``struct``      a ``GemmConfig`` struct, the optional attributes as ``std::optional`` fields read
+                  with ``has_value()``/``value()``/``value_or()``/``*``, passed by const reference;
+- ``enum``        the data types as an ``enum class DType`` mapped to ``cudaDataType_t`` by a
+                  ``switch`` helper;
+- ``traits``      a ``gemm<TA, TB, TC, TD>`` template whose types come from a traits class
+                  (``CudaDataType<T>::value``);
+- ``class``       a descriptor class in PyTorch's ``CuBlasLtMatmulDescriptor`` style (created in the
+                  constructor, a templated ``setAttribute``) held by a GEMM object whose ``configure``
+                  and ``run`` members set it up and call the matmul;
+- ``header``      a PyTorch-style ``gemm_ex(...)`` helper in a project header that sets an attribute
+                  only when its argument asks for it (``if (epilogue != DEFAULT)``, ``if (bias !=
+                  nullptr)``), called from the ``.cpp`` with constants;
+- ``lambda``      attributes set through a generic setter lambda.
+
+``fusionlint`` must give every shape of a configuration the same rule codes::
+
+    python3 -m fusionlint.evidence.shapes_cublaslt generate --seed 1 --count 300 --out DIR
+    fusionlint check --exit-zero --output-format json --no-system-headers -I fusionlint/evidence/include DIR \\
+        > DIR-findings.json
+    python3 -m fusionlint.evidence.shapes_cublaslt compare --manifest DIR/manifest.json \\
+        --findings DIR-findings.json [--markdown DIR-report.md]
+
+Standard library only, like the mutation set (the programs are built and run on GPU machines).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from fusionlint.evidence.mutations_cublaslt import (
+    CTYPE,
+    BASES,
+    Program,
+    _pref_heuristic_matmul,
+    bias_buffer_type,
+    aux_ld_value,
+    desc_attributes,
+    generate as generate_mutations,
+    layout_attributes,
+    storage,
+)
+
+SHAPES = ("plain", "params", "struct", "enum", "traits", "class", "header", "lambda")
+LAYOUTS = (("A", "la"), ("B", "lb"), ("C", "lc"), ("D", "ld"))
+I = "  "
+
+
+def _enum_name(cuda_type: str) -> str:
+    """``CUDA_R_16BF`` -> ``kR16BF`` (the enum shape's DType names)."""
+    return "k" + cuda_type.removeprefix("CUDA_").replace("_", "")
+
+
+class ShapeProgram(Program):
+    """A mutation program's configuration and buffers, written in one of ``SHAPES``."""
+
+    def __init__(self, entry: dict):
+        super().__init__({**entry, "style": "plain" if entry["shape"] == "plain" else "helper"})
+        self.shape = entry["shape"]
+
+    def header(self) -> list[str]:
+        lines = super().header()
+        lines[0] = f"// fusionlint cuBLASLt shape program {self.e['file']} (shape {self.shape}): base {self.e['base']}"
+        lines[2] = lines[2].replace("fusionlint.evidence.mutations_cublaslt", "fusionlint.evidence.shapes_cublaslt")
+        return lines
+
+    def desc_attrs(self) -> list[dict]:
+        return desc_attributes(self.cfg, self.base_cfg)
+
+    def layouts(self, make: str = "PROBE(cublasLtMatrixLayoutCreate(&{var}, {type}, {rows}, {cols}, {ld}));",
+                types: dict[str, str] | None = None, declare: bool = True) -> list[str]:
+        """The four layouts created (``make`` spells the create), their attributes set from locals."""
+        out = [f"{I}cublasLtMatrixLayout_t la, lb, lc, ld;"] if declare else []
+        declared: set[str] = set()
+        for which, var in LAYOUTS:
+            rows, cols, ld = storage(self.cfg, which)
+            t = (types or {}).get(which, self.cfg[f"{which.lower()}_type"])
+            out.append(I + make.format(var=var, type=t, rows=rows, cols=cols, ld=ld))
+            for a in layout_attributes(self.cfg, self.base_cfg, which):
+                if a["local"] not in declared:
+                    out.append(f"{I}const {a['ctype']} {a['local']} = {a['value']};")
+                    declared.add(a["local"])
+                out.append(f"{I}PROBE(cublasLtMatrixLayoutSetAttribute({var}, CUBLASLT_MATRIX_LAYOUT_{a['attr']}, "
+                           f"&{a['local']}, sizeof({a['local']})));")
+        return out
+
+    def finish(self, desc: str = "desc", destroy_desc: bool = True, layouts: bool = True) -> list[str]:
+        out = ["", f"{I}cudaDeviceSynchronize();", f"{I}PROBE(cublasLtMatmulPreferenceDestroy(pref));"]
+        if layouts:
+            out += [f"{I}PROBE(cublasLtMatrixLayoutDestroy({v}));" for _, v in LAYOUTS]
+        if destroy_desc:
+            out.append(f"{I}PROBE(cublasLtMatmulDescDestroy({desc}));")
+        return out
+
+    def text(self) -> str:
+        return "\n".join(WRITERS[self.shape](self)) + "\n"
+
+
+# ---- shapes ------------------------------------------------------------------------------------
+def pointer_type(p: ShapeProgram, local: str) -> str:
+    """The C type ``Program.buffers`` declares a pointer buffer with (``__nv_bfloat16 *`` for a BF16
+    bias), so that a parameter keeps what the buffer is."""
+    if local == "bias":
+        return f"{CTYPE[bias_buffer_type(p.cfg)]} *"
+    if local == "aux":
+        return "void *"
+    return "float *" if local == "amax_d" else "const float *"
+
+
+def _params(p: ShapeProgram) -> list[str]:
+    c = p.cfg
+    attrs = p.desc_attrs()
+    params = ["cublasLtHandle_t lt", "cublasComputeType_t compute", "cudaDataType_t scale_type",
+              "cudaDataType_t a_type", "cudaDataType_t b_type", "cudaDataType_t c_type", "cudaDataType_t d_type"]
+    args = ["lt", c["compute_type"], c["scale_type"], *(c[f"{x}_type"] for x in "abcd")]
+    for a in attrs:
+        params.append(f"{pointer_type(p, a['local'])}{a['local']}" if a["pointer"] else f"{a['ctype']} {a['local']}")
+        args.append(a["local"] if a["pointer"] else str(a["value"]))
+    params += ["const ProbeMatrix &A", "const ProbeMatrix &B", "const ProbeMatrix &C", "const ProbeMatrix &D",
+               "void *workspace", "uint64_t workspace_size"]
+    args += ["A", "B", "C", "D", "workspace", "workspace_size"]
+    out = p.header() + ["// The whole configuration as parameters of one function, called with constants.",
+                        f"static void gemm({', '.join(params)}) {{",
+                        f"{I}cublasLtMatmulDesc_t desc;",
+                        f"{I}PROBE(cublasLtMatmulDescCreate(&desc, compute, scale_type));"]
+    for a in attrs:
+        out.append(f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, &{a['local']}, "
+                   f"sizeof({a['local']})));")
+    out += p.layouts(types={x: f"{x.lower()}_type" for x in "ABCD"})
+    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    out += p.finish() + ["}", "", "int main() {"]
+    out += p.buffers(I)
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));",
+            f"{I}gemm({', '.join(args)});"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
+    return out
+
+
+def _struct(p: ShapeProgram) -> list[str]:
+    c = p.cfg
+    attrs = p.desc_attrs()
+    fields = ["  cublasComputeType_t compute;", "  cudaDataType_t scale_type;",
+              "  cudaDataType_t a_type, b_type, c_type, d_type;",
+              "  cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;"]
+    init = [f"cfg.compute = {c['compute_type']};", f"cfg.scale_type = {c['scale_type']};",
+            *(f"cfg.{x}_type = {c[x + '_type']};" for x in "abcd")]
+    optional = []
+    for a in attrs:
+        init.append(f"cfg.{a['local']} = {a['local'] if a['pointer'] else a['value']};")
+        if a["attr"] in ("TRANSA", "TRANSB"):
+            continue
+        optional.append(f"  std::optional<const void *> {a['local']};" if a["pointer"]
+                        else f"  std::optional<{a['ctype']}> {a['local']};")
+    declared = {a["local"] for a in attrs}
+    # every optional attribute the shape knows, set or not: the unset ones stay empty
+    for name, ctype in (("epilogue", "cublasLtEpilogue_t"), ("bias", None), ("bias_type", "int32_t"),
+                        ("aux", None), ("aux_ld", "int64_t"), ("a_scale", None), ("b_scale", None),
+                        ("d_scale", None), ("amax_d", None)):
+        if name not in declared:
+            optional.append(f"  std::optional<const void *> {name};" if ctype is None
+                            else f"  std::optional<{ctype}> {name};")
+    out = p.header()[:-1] + ["#include <optional>", ""]
+    out += ["// The configuration as a struct; what is not always set is a std::optional.",
+            "struct GemmConfig {", *fields, *optional, "};", "",
+            "static void run_gemm(cublasLtHandle_t lt, const GemmConfig &cfg, const ProbeMatrix &A, const ProbeMatrix &B,",
+            "                     const ProbeMatrix &C, const ProbeMatrix &D, void *workspace, uint64_t workspace_size) {",
+            f"{I}cublasLtMatmulDesc_t desc;",
+            f"{I}PROBE(cublasLtMatmulDescCreate(&desc, cfg.compute, cfg.scale_type));",
+            f"{I}const int32_t transa = cfg.transa, transb = cfg.transb;",
+            f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof(transa)));",
+            f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof(transb)));"]
+    reads = ("value", "star", "value_or")
+    for n, a in enumerate(x for x in attrs if x["attr"] not in ("TRANSA", "TRANSB")):
+        how = reads[n % len(reads)]
+        name = a["local"]
+        decl = f"const void *{name}_value" if a["pointer"] else f"const {a['ctype']} {name}_value"
+        if how == "value":
+            read = f"cfg.{name}.value()"
+        elif how == "star":
+            read = f"*cfg.{name}"
+        else:
+            read = f"cfg.{name}.value_or({'nullptr' if a['pointer'] else a['ctype'] + '{}'})"
+        test = f"cfg.{name}.has_value()" if how != "star" else f"cfg.{name}"
+        out += [f"{I}if ({test}) {{",
+                f"{I}{I}{decl} = {read};",
+                f"{I}{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, &{name}_value, "
+                f"sizeof({name}_value)));", f"{I}}}"]
+    out += p.layouts(types={x: f"cfg.{x.lower()}_type" for x in "ABCD"})
+    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    out += p.finish() + ["}", "", "int main() {"]
+    out += p.buffers(I)
+    out += ["", f"{I}GemmConfig cfg;", *(I + s for s in init),
+            f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));",
+            f"{I}run_gemm(lt, cfg, A, B, C, D, workspace, workspace_size);"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
+    return out
+
+
+def _enum(p: ShapeProgram) -> list[str]:
+    c = p.cfg
+    types = sorted({c[f"{x}_type"] for x in "abcd"} | {c["scale_type"]} | {"CUDA_R_32F"})
+    out = p.header() + ["// The data types as the framework's own enum, mapped by a switch.",
+                        f"enum class DType {{ {', '.join(_enum_name(t) for t in types)} }};", "",
+                        "static cudaDataType_t to_cuda(DType t) {", f"{I}switch (t) {{"]
+    out += [f"{I}{I}case DType::{_enum_name(t)}:\n{I}{I}{I}return {t};" for t in types]
+    out += [f"{I}}}", f"{I}return CUDA_R_32F;", "}", "", "int main() {"]
+    out += [f"{I}const DType {x}_dtype = DType::{_enum_name(c[x + '_type'])};" for x in "abcd"]
+    out.append(f"{I}const DType scale_dtype = DType::{_enum_name(c['scale_type'])};")
+    out += p.buffers(I)
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}cublasLtMatmulDesc_t desc;",
+            f"{I}PROBE(cublasLtMatmulDescCreate(&desc, {c['compute_type']}, to_cuda(scale_dtype)));"]
+    for a in p.desc_attrs():
+        if not a["pointer"]:
+            out.append(f"{I}const {a['ctype']} {a['local']} = {a['value']};")
+        out.append(f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, &{a['local']}, "
+                   f"sizeof({a['local']})));")
+    out += p.layouts(types={x: f"to_cuda({x.lower()}_dtype)" for x in "ABCD"})
+    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    out += p.verify(I) + p.finish() + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);",
+                                       f"{I}return 0;", "}"]
+    return out
+
+
+# a distinct C++ type per cudaDataType_t, for the traits shape (int32_t is CUDA_R_32I's)
+_TRAIT_TYPE = {**CTYPE}
+
+
+def _traits(p: ShapeProgram) -> list[str]:
+    c = p.cfg
+    types = sorted({c[f"{x}_type"] for x in "abcd"})
+    out = p.header()
+    if "CUDA_C_32F" in types and "#include <cuComplex.h>" not in out:
+        out.insert(out.index('#include "fusionlint_probe.h"'), "#include <cuComplex.h>")
+    out += ["// The data types from the element types, through a traits class.",
+            "template <typename T>", "struct CudaDataType;"]
+    for t in types:
+        out += ["template <>", f"struct CudaDataType<{_TRAIT_TYPE[t]}> {{",
+                f"{I}static constexpr cudaDataType_t value = {t};", "};"]
+    out += ["", "template <typename TA, typename TB, typename TC, typename TD>",
+            "static void gemm(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, const ProbeMatrix &A, "
+            "const ProbeMatrix &B, const ProbeMatrix &C,",
+            "                 const ProbeMatrix &D, void *workspace, uint64_t workspace_size) {"]
+    out += p.layouts(types={"A": "CudaDataType<TA>::value", "B": "CudaDataType<TB>::value",
+                            "C": "CudaDataType<TC>::value", "D": "CudaDataType<TD>::value"})
+    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    out += p.finish(destroy_desc=False) + ["}", "", "int main() {"]
+    out += p.buffers(I)
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}cublasLtMatmulDesc_t desc;",
+            f"{I}PROBE(cublasLtMatmulDescCreate(&desc, {c['compute_type']}, {c['scale_type']}));"]
+    for a in p.desc_attrs():
+        if not a["pointer"]:
+            out.append(f"{I}const {a['ctype']} {a['local']} = {a['value']};")
+        out.append(f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, &{a['local']}, "
+                   f"sizeof({a['local']})));")
+    targs = ", ".join(_TRAIT_TYPE[c[f"{x}_type"]] for x in "abcd")
+    out += [f"{I}gemm<{targs}>(lt, desc, A, B, C, D, workspace, workspace_size);"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtMatmulDescDestroy(desc));", f"{I}PROBE(cublasLtDestroy(lt));",
+                          f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
+    return out
+
+
+def _class(p: ShapeProgram) -> list[str]:
+    c = p.cfg
+    attrs = p.desc_attrs()
+    out = p.header()[:-1] + ["#include <memory>", ""]
+    out += ["// PyTorch's CuBlasLtMatmulDescriptor style: the descriptor owned by a class, created in its",
+            "// constructor and set through a templated member; a GEMM object configures it in one member",
+            "// function and runs the matmul in another.",
+            "struct DescriptorDeleter {",
+            f"{I}void operator()(cublasLtMatmulDescOpaque_t *d) const {{ cublasLtMatmulDescDestroy(d); }}",
+            "};", "",
+            "class LtMatmulDescriptor {", " public:",
+            f"{I}LtMatmulDescriptor(cublasComputeType_t compute, cudaDataType_t scale) {{",
+            f"{I}{I}cublasLtMatmulDesc_t raw = nullptr;",
+            f"{I}{I}PROBE(cublasLtMatmulDescCreate(&raw, compute, scale));",
+            f"{I}{I}descriptor_.reset(raw);", f"{I}}}",
+            f"{I}template <typename T>",
+            f"{I}void setAttribute(cublasLtMatmulDescAttributes_t attr, const T value) {{",
+            f"{I}{I}PROBE(cublasLtMatmulDescSetAttribute(descriptor(), attr, &value, sizeof(T)));", f"{I}}}",
+            f"{I}cublasLtMatmulDesc_t descriptor() const {{ return descriptor_.get(); }}", "",
+            " private:", f"{I}std::unique_ptr<cublasLtMatmulDescOpaque_t, DescriptorDeleter> descriptor_;",
+            "};", "",
+            "class Gemm {", " public:",
+            f"{I}Gemm() : desc_({c['compute_type']}, {c['scale_type']}) {{}}",
+            f"{I}void configure(const void *bias, const void *aux, const float *a_scale, const float *b_scale,",
+            f"{I}               const float *c_scale, const float *d_scale, float *amax_d) {{"]
+    for a in attrs:
+        if a["pointer"]:
+            out.append(f"{I}{I}desc_.setAttribute(CUBLASLT_MATMUL_DESC_{a['attr']}, {a['local']});")
+        else:
+            ctype = "uint32_t" if a["ctype"] == "cublasLtEpilogue_t" else a["ctype"]
+            out.append(f"{I}{I}desc_.setAttribute<{ctype}>(CUBLASLT_MATMUL_DESC_{a['attr']}, {a['value']});")
+    out += [f"{I}}}",
+            f"{I}void run(cublasLtHandle_t lt, const ProbeMatrix &A, const ProbeMatrix &B, const ProbeMatrix &C,",
+            f"{I}         const ProbeMatrix &D, void *workspace, uint64_t workspace_size) {{"]
+    body = p.layouts()
+    body += _pref_heuristic_matmul(p, I, "desc_.descriptor()", ("la", "lb", "lc", "ld"))
+    body += p.finish(destroy_desc=False)
+    out += [I + line if line else line for line in body]
+    out += [f"{I}}}", "", " private:", f"{I}LtMatmulDescriptor desc_;", "};", "", "int main() {"]
+    out += p.buffers(I)
+    ptr = {a["local"] for a in attrs if a["pointer"]}
+    pass_args = [name if name in ptr else "nullptr"
+                 for name in ("bias", "aux", "a_scale", "b_scale", "c_scale", "d_scale", "amax_d")]
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}Gemm gemm;",
+            f"{I}gemm.configure({', '.join(pass_args)});",
+            f"{I}gemm.run(lt, A, B, C, D, workspace, workspace_size);"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
+    return out
+
+
+HEADER_HELPER = """\
+// fusionlint cuBLASLt shape programs: a PyTorch-style gemm_ex helper (a project header).
+#pragma once
+#include <cstdint>
+#include "fusionlint_probe.h"
+
+struct GemmExtras {
+  int32_t bias_type = -1;  // -1: BIAS_DATA_TYPE not set
+  int32_t aux_type = -1;   // -1: EPILOGUE_AUX_DATA_TYPE not set
+  int64_t aux_ld = 0;      // 0: EPILOGUE_AUX_LD not set
+  int32_t a_scale_mode = -1, b_scale_mode = -1;  // -1: not set
+  int fast_accum = -1;     // -1: FAST_ACCUM not set
+  int32_t pointer_mode = -1;  // -1: POINTER_MODE not set
+  bool set_epilogue = false;  // also set a DEFAULT epilogue explicitly
+};
+
+inline void gemm_ex(cublasLtHandle_t lt, cublasComputeType_t compute, cudaDataType_t scale_type,
+                    cudaDataType_t a_type, cudaDataType_t b_type, cudaDataType_t c_type, cudaDataType_t d_type,
+                    cublasOperation_t transa, cublasOperation_t transb, cublasLtEpilogue_t epilogue,
+                    const void *bias, const void *aux, const float *a_scale, const float *b_scale,
+                    const float *c_scale, const float *d_scale, float *amax_d, const GemmExtras &x,
+                    cublasLtMatmulDesc_t *out_desc) {
+  cublasLtMatmulDesc_t desc;
+  PROBE(cublasLtMatmulDescCreate(&desc, compute, scale_type));
+  const int32_t ta = transa, tb = transb;
+  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT || x.set_epilogue) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  }
+  if (bias != nullptr) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  }
+  if (x.bias_type >= 0) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &x.bias_type, sizeof(x.bias_type)));
+  }
+  if (aux != nullptr) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux)));
+  }
+  if (x.aux_ld > 0) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &x.aux_ld, sizeof(x.aux_ld)));
+  }
+  if (x.aux_type >= 0) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, &x.aux_type,
+                                         sizeof(x.aux_type)));
+  }
+  if (x.a_scale_mode >= 0) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &x.a_scale_mode,
+                                         sizeof(x.a_scale_mode)));
+  }
+  if (x.b_scale_mode >= 0) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &x.b_scale_mode,
+                                         sizeof(x.b_scale_mode)));
+  }
+  if (a_scale) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof(a_scale)));
+  }
+  if (b_scale) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof(b_scale)));
+  }
+  if (c_scale) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, &c_scale, sizeof(c_scale)));
+  }
+  if (d_scale) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &d_scale, sizeof(d_scale)));
+  }
+  if (amax_d) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, &amax_d, sizeof(amax_d)));
+  }
+  if (x.fast_accum >= 0) {
+    const int8_t fast = static_cast<int8_t>(x.fast_accum);
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
+  }
+  if (x.pointer_mode >= 0) {
+    PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &x.pointer_mode,
+                                         sizeof(x.pointer_mode)));
+  }
+  *out_desc = desc;
+}
+"""
+def header_name(entry: dict) -> str:
+    """The header shape's project header: one per program (``c0007_header.h`` beside ``c0007_header.cpp``),
+    so that findings fusionlint places in the helper belong to one configuration."""
+    return entry["file"].removesuffix(".cpp") + ".h"
+
+
+def _header(p: ShapeProgram) -> list[str]:
+    c = p.cfg
+    attrs = {a["attr"]: a for a in p.desc_attrs()}
+    out = p.header()[:-1] + [f'#include "{header_name(p.e)}"', ""]
+    extras = []
+    for attr, field in (("BIAS_DATA_TYPE", "bias_type"), ("EPILOGUE_AUX_DATA_TYPE", "aux_type"),
+                        ("EPILOGUE_AUX_LD", "aux_ld"), ("A_SCALE_MODE", "a_scale_mode"),
+                        ("B_SCALE_MODE", "b_scale_mode"), ("FAST_ACCUM", "fast_accum"),
+                        ("POINTER_MODE", "pointer_mode")):
+        if attr in attrs:
+            extras.append(f"{I}x.{field} = {attrs[attr]['value']};")
+    epilogue = attrs["EPILOGUE"]["value"] if "EPILOGUE" in attrs else "CUBLASLT_EPILOGUE_DEFAULT"
+    if "EPILOGUE" in attrs and epilogue == "CUBLASLT_EPILOGUE_DEFAULT":
+        extras.append(f"{I}x.set_epilogue = true;")
+    ptr = [n if (n in {a['local'] for a in attrs.values() if a["pointer"]}) else "nullptr"
+           for n in ("bias", "aux", "a_scale", "b_scale", "c_scale", "d_scale", "amax_d")]
+    out += ["int main() {"] + p.buffers(I)
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}GemmExtras x;", *extras,
+            f"{I}cublasLtMatmulDesc_t desc;",
+            f"{I}gemm_ex(lt, {c['compute_type']}, {c['scale_type']}, {c['a_type']}, {c['b_type']}, {c['c_type']}, "
+            f"{c['d_type']},",
+            f"{I}        {c['transa']}, {c['transb']}, {epilogue}, {', '.join(ptr)}, x, &desc);"]
+    out += p.layouts()
+    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    out += p.verify(I) + p.finish() + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);",
+                                       f"{I}return 0;", "}"]
+    return out
+
+
+def _lambda(p: ShapeProgram) -> list[str]:
+    c = p.cfg
+    out = p.header() + ["int main() {"] + p.buffers(I)
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}cublasLtMatmulDesc_t desc;",
+            f"{I}PROBE(cublasLtMatmulDescCreate(&desc, {c['compute_type']}, {c['scale_type']}));",
+            f"{I}auto set = [&](cublasLtMatmulDescAttributes_t attr, const auto &value) {{",
+            f"{I}{I}PROBE(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)));", f"{I}}};"]
+    for a in p.desc_attrs():
+        if a["pointer"]:
+            out.append(f"{I}set(CUBLASLT_MATMUL_DESC_{a['attr']}, {a['local']});")
+        else:
+            out.append(f"{I}set(CUBLASLT_MATMUL_DESC_{a['attr']}, static_cast<{a['ctype']}>({a['value']}));")
+    out += p.layouts()
+    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    out += p.verify(I) + p.finish() + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);",
+                                       f"{I}return 0;", "}"]
+    return out
+
+
+def _plain(p: ShapeProgram) -> list[str]:
+    from fusionlint.evidence.mutations_cublaslt import STYLE_WRITERS
+
+    return STYLE_WRITERS["plain"](p)
+
+
+WRITERS = {"plain": _plain, "params": _params, "struct": _struct, "enum": _enum, "traits": _traits,
+           "class": _class, "header": _header, "lambda": _lambda}
+assert tuple(WRITERS) == SHAPES
+
+
+# ---- the set -----------------------------------------------------------------------------------
+def generate(seed: int, count: int, shapes: tuple[str, ...] = SHAPES) -> list[dict]:
+    """``count`` configurations of the mutation set of ``seed``, each in every one of ``shapes``:
+    the manifest entries (without program text), configuration-major."""
+    entries = []
+    for m in generate_mutations(seed, count):
+        for shape in shapes:
+            entries.append({**m, "file": f"c{m['index']:04d}_{shape}.cpp", "config_id": m["index"],
+                            "shape": shape, "style": shape})
+    return entries
+
+
+def program_text(entry: dict) -> str:
+    return ShapeProgram(entry).text()
+
+
+def write_set(seed: int, count: int, out: Path, shapes: tuple[str, ...] = SHAPES) -> list[dict]:
+    out.mkdir(parents=True, exist_ok=True)
+    entries = generate(seed, count, shapes)
+    for e in entries:
+        (out / e["file"]).write_text(program_text(e), encoding="utf-8")
+        if e["shape"] == "header":
+            (out / header_name(e)).write_text(HEADER_HELPER, encoding="utf-8")
+    manifest = {"generator": "fusionlint.evidence.shapes_cublaslt", "format": 1, "seed": seed, "count": count,
+                "shapes": list(shapes),
+                "include_dir": "fusionlint/evidence/include (fusionlint_probe.h, fusionlint_mutation.h)",
+                "programs": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return entries
+
+
+# ---- comparison --------------------------------------------------------------------------------
+def codes_by_file(findings: list[dict]) -> dict[str, list[str]]:
+    """Program file name -> the rule codes of its error findings, each once (warnings left out); a
+    finding in a header shape's ``cNNNN_header.h`` belongs to ``cNNNN_header.cpp``."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for f in findings:
+        if f.get("severity", "error") == "error":
+            name = Path(f["path"]).name
+            out[name.removesuffix(".h") + ".cpp" if name.endswith("_header.h") else name].add(f["code"])
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def compare(manifest: dict, findings: list[dict]) -> dict:
+    """Per configuration, the codes of each shape; the configurations whose shapes disagree, and per
+    shape how often it differs from the plain shape (a missed code or an added one)."""
+    codes = codes_by_file(findings)
+    by_config: dict[int, dict[str, list[str]]] = defaultdict(dict)
+    for e in manifest["programs"]:
+        by_config[e["config_id"]][e["shape"]] = codes.get(e["file"], [])
+    shapes = manifest["shapes"]
+    differing = {}
+    per_shape = {s: Counter() for s in shapes}
+    for cid, got in sorted(by_config.items()):
+        if len({tuple(v) for v in got.values()}) > 1:
+            differing[cid] = got
+        plain = Counter(got.get("plain", []))
+        for s in shapes:
+            mine = Counter(got.get(s, []))
+            if s != "plain" and mine != plain:
+                per_shape[s]["differs"] += 1
+                per_shape[s]["misses"] += sum((plain - mine).values())
+                per_shape[s]["adds"] += sum((mine - plain).values())
+    return {"configurations": len(by_config), "shapes": shapes, "identical": len(by_config) - len(differing),
+            "differing": differing, "per_shape": {s: dict(c) for s, c in per_shape.items()},
+            "fl000": sorted(f for f, c in codes.items() if "FL000" in c)}
+
+
+def markdown(report: dict) -> str:
+    lines = [f"# cuBLASLt configurations in {len(report['shapes'])} code shapes",
+             "",
+             f"{report['configurations']} configurations x {len(report['shapes'])} shapes: "
+             f"**{report['identical']} with the same codes in every shape**, {len(report['differing'])} differ.",
+             "", "| shape | differs from plain | codes missed | codes added |", "|---|---|---|---|"]
+    for s in report["shapes"]:
+        c = report["per_shape"][s]
+        lines.append(f"| {s} | {c.get('differs', 0)} | {c.get('misses', 0)} | {c.get('adds', 0)} |")
+    if report["differing"]:
+        lines += ["", "## Configurations whose shapes disagree", ""]
+        for cid, got in list(report["differing"].items())[:200]:
+            groups: dict[tuple, list[str]] = defaultdict(list)
+            for s, v in got.items():
+                groups[tuple(v)].append(s)
+            lines.append(f"- c{int(cid):04d}: " + "; ".join(f"{' '.join(v) or 'clean'} ({', '.join(ss)})"
+                                                             for v, ss in groups.items()))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate", help="write the programs and manifest.json")
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--count", type=int, default=300, help="configurations (each in every shape)")
+    g.add_argument("--shapes", default=",".join(SHAPES))
+    g.add_argument("--out", type=Path, required=True)
+    c = sub.add_parser("compare", help="compare the codes of each configuration's shapes")
+    c.add_argument("--manifest", type=Path, required=True)
+    c.add_argument("--findings", type=Path, required=True, help="fusionlint check --output-format json")
+    c.add_argument("--markdown", type=Path)
+    c.add_argument("--json", type=Path)
+    a = ap.parse_args(argv)
+    if a.cmd == "generate":
+        shapes = tuple(s for s in a.shapes.split(",") if s)
+        unknown = [s for s in shapes if s not in SHAPES]
+        if unknown:
+            ap.error(f"unknown shape(s): {', '.join(unknown)} (known: {', '.join(SHAPES)})")
+        entries = write_set(a.seed, a.count, a.out, shapes)
+        print(f"wrote {len(entries)} programs ({a.count} configurations x {len(shapes)} shapes) to {a.out}")
+        return 0
+    manifest = json.loads(a.manifest.read_text(encoding="utf-8"))
+    report = compare(manifest, json.loads(a.findings.read_text(encoding="utf-8")))
+    text = markdown(report)
+    if a.markdown:
+        a.markdown.write_text(text, encoding="utf-8")
+    if a.json:
+        a.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(text.split("\n\n## ")[0])
+    return 0 if not report["differing"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
