@@ -68,6 +68,19 @@ def test_the_comparison_sees_a_disagreement() -> None:
     assert report["per_shape"]["header"] == {"differs": 1, "misses": 1, "adds": 1}
 
 
+def test_the_score_reads_the_mutation_sets_record() -> None:
+    """score(): configuration cNNNN is the mutation set's mNNNN, whose GPU verdict scores every shape."""
+    manifest = {"seed": 1, "count": 2, "shapes": ["plain", "class"], "programs": [
+        {"file": f"c000{i}_{s}.cpp", "config_id": i, "shape": s} for i in (0, 1) for s in ("plain", "class")]}
+    names = [m["file"] for m in shapes.generate_mutations(1, 2)]
+    truth = {"programs": {f"/gpu/{names[0]}": {"works": False}, f"/gpu/{names[1]}": {"works": True}}}
+    findings = [{"path": "c0000_plain.cpp", "code": "FL105", "severity": "error"},
+                {"path": "c0001_class.cpp", "code": "FL127", "severity": "error"}]
+    got = shapes.score(manifest, findings, truth)
+    assert got["plain"] == {"failing": 1, "caught": 1, "working": 1, "false_errors": 0, "no_truth": 0}
+    assert got["class"] == {"failing": 1, "caught": 0, "working": 1, "false_errors": 1, "no_truth": 0}
+
+
 def test_each_shape_is_its_own_code() -> None:
     """The eight writers give eight different programs for one configuration, each naming its shape."""
     entries = shapes.generate(SEED, 1)

@@ -29,7 +29,11 @@ nvcc and runs on the GPU as the mutation programs do (``fusionlint_probe.h``,
     fusionlint check --exit-zero --output-format json --no-system-headers -I fusionlint/evidence/include DIR \\
         > DIR-findings.json
     python3 -m fusionlint.evidence.shapes_cublaslt compare --manifest DIR/manifest.json \\
-        --findings DIR-findings.json [--markdown DIR-report.md]
+        --findings DIR-findings.json [--truth kernels_ref/evidence/h200-mutations-cublaslt.json] \\
+        [--markdown DIR-report.md]
+
+The configurations are those of the cuBLASLt mutation set of the same seed (``cNNNN`` is the set's
+``mNNNN``), so that set's GPU record scores every shape (``--truth``).
 
 Standard library only, like the mutation set (the programs are built and run on GPU machines).
 """
@@ -535,6 +539,27 @@ def compare(manifest: dict, findings: list[dict]) -> dict:
             "fl000": sorted(f for f, c in codes.items() if "FL000" in c)}
 
 
+def score(manifest: dict, findings: list[dict], truth: dict) -> dict[str, dict[str, int]]:
+    """Per shape, recall and false errors against the GPU's verdicts. The configurations are the
+    mutation set's of the same seed (``cNNNN`` is ``mNNNN``), so the record of that set run on the GPU
+    (``kernels_ref/evidence/h200-mutations-cublaslt.json`` for seed 1) says whether each works."""
+    record = {Path(k).name: v for k, v in truth.get("programs", {}).items()}
+    works: dict[int, bool | None] = {}
+    for m in generate_mutations(manifest["seed"], manifest["count"]):
+        o = record.get(m["file"])
+        works[m["index"]] = None if o is None else bool(o.get("works"))
+    codes = codes_by_file(findings)
+    out: dict[str, dict[str, int]] = {}
+    for s in manifest["shapes"]:
+        mine = [e for e in manifest["programs"] if e["shape"] == s]
+        failing = [e for e in mine if works.get(e["config_id"]) is False]
+        working = [e for e in mine if works.get(e["config_id"])]
+        out[s] = {"failing": len(failing), "caught": sum(1 for e in failing if codes.get(e["file"])),
+                  "working": len(working), "false_errors": sum(1 for e in working if codes.get(e["file"])),
+                  "no_truth": sum(1 for e in mine if works.get(e["config_id"]) is None)}
+    return out
+
+
 def markdown(report: dict) -> str:
     lines = [f"# cuBLASLt configurations in {len(report['shapes'])} code shapes",
              "",
@@ -544,6 +569,11 @@ def markdown(report: dict) -> str:
     for s in report["shapes"]:
         c = report["per_shape"][s]
         lines.append(f"| {s} | {c.get('differs', 0)} | {c.get('misses', 0)} | {c.get('adds', 0)} |")
+    if report.get("score"):
+        lines += ["", "Against the GPU's verdict on each configuration (the mutation set's record):", "",
+                  "| shape | recall | false errors |", "|---|---|---|"]
+        for s, c in report["score"].items():
+            lines.append(f"| {s} | {c['caught']}/{c['failing']} | {c['false_errors']}/{c['working']} |")
     if report["differing"]:
         lines += ["", "## Configurations whose shapes disagree", ""]
         for cid, got in list(report["differing"].items())[:200]:
@@ -566,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare", help="compare the codes of each configuration's shapes")
     c.add_argument("--manifest", type=Path, required=True)
     c.add_argument("--findings", type=Path, required=True, help="fusionlint check --output-format json")
+    c.add_argument("--truth", type=Path, help="the mutation set's GPU record (h200-mutations-cublaslt.json)")
     c.add_argument("--markdown", type=Path)
     c.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
@@ -578,7 +609,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(entries)} programs ({a.count} configurations x {len(shapes)} shapes) to {a.out}")
         return 0
     manifest = json.loads(a.manifest.read_text(encoding="utf-8"))
-    report = compare(manifest, json.loads(a.findings.read_text(encoding="utf-8")))
+    findings = json.loads(a.findings.read_text(encoding="utf-8"))
+    report = compare(manifest, findings)
+    if a.truth:
+        report["score"] = score(manifest, findings, json.loads(a.truth.read_text(encoding="utf-8")))
     text = markdown(report)
     if a.markdown:
         a.markdown.write_text(text, encoding="utf-8")
