@@ -333,17 +333,17 @@ def test_a_bias_pointer_without_a_bias_epilogue_is_reported_only_where_it_can_be
 
 
 def test_an_allocated_pointer_is_not_null_and_a_helper_follows_what_its_callers_pass():
-    """allocated_pointers/ (a PyTorch-style gemm_ex in a project header: ``if (bias != nullptr)`` sets
+    """allocated_pointers.cu (a PyTorch-style gemm_ex helper: ``if (bias != nullptr)`` sets
     the bias pointer): a pointer cudaMalloc / cudaMallocAsync wrote, also through a helper or into a
     struct field, and a new-expression's result are not null, so the callers that pass them get no
     "(when `bias` is null)" error; nullptr passed with the DEFAULT epilogue is no error either. The
     one call that asks for a bias and passes none keeps its FL112, with no condition."""
-    found = _findings("--select", "FL110,FL112", HERE / "allocated_pointers" / "main.cu")
-    lines = (HERE / "allocated_pointers" / "main.cu").read_text().splitlines()
-    assert [(f["code"], lines[f["line"] - 1].split("// ")[-1]) for f in found] == \
+    found = _findings("--select", "FL110,FL112", HERE / "allocated_pointers.cu")
+    lines = (HERE / "allocated_pointers.cu").read_text().splitlines()
+    assert [(f["code"], lines[f["related"][-1]["line"] - 1].split("// ")[-1]) for f in found] == \
         [("FL112", "error: a bias epilogue, no bias")]
     assert "(when" not in found[0]["message"]
-    rc, out, err = run_cli("facts", HERE / "allocated_pointers" / "main.cu")
+    rc, out, err = run_cli("facts", HERE / "allocated_pointers.cu")
     matmuls = [c for c in json.loads(out) if c["kind"] == "matmul"]
     assert rc == 0 and len(matmuls) == 5 and not any(c.get("when") for c in matmuls)
 
