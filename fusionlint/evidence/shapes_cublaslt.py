@@ -101,6 +101,16 @@ class ShapeProgram(Program):
                            f"&{a['local']}, sizeof({a['local']})));")
         return out
 
+    def set_from_locals(self) -> list[str]:
+        """The descriptor's attributes, each from a local of its type (the plain style's way)."""
+        out = []
+        for a in self.desc_attrs():
+            if not a["pointer"]:
+                out.append(f"{I}const {a['ctype']} {a['local']} = {a['value']};")
+            out.append(f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, "
+                       f"&{a['local']}, sizeof({a['local']})));")
+        return out
+
     def finish(self, desc: str = "desc", destroy_desc: bool = True, layouts: bool = True) -> list[str]:
         out = ["", f"{I}cudaDeviceSynchronize();", f"{I}PROBE(cublasLtMatmulPreferenceDestroy(pref));"]
         if layouts:
@@ -226,20 +236,12 @@ def _enum(p: ShapeProgram) -> list[str]:
     out += p.buffers(I)
     out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}cublasLtMatmulDesc_t desc;",
             f"{I}PROBE(cublasLtMatmulDescCreate(&desc, {c['compute_type']}, to_cuda(scale_dtype)));"]
-    for a in p.desc_attrs():
-        if not a["pointer"]:
-            out.append(f"{I}const {a['ctype']} {a['local']} = {a['value']};")
-        out.append(f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, &{a['local']}, "
-                   f"sizeof({a['local']})));")
+    out += p.set_from_locals()
     out += p.layouts(types={x: f"to_cuda({x.lower()}_dtype)" for x in "ABCD"})
     out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
     out += p.verify(I) + p.finish() + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);",
                                        f"{I}return 0;", "}"]
     return out
-
-
-# a distinct C++ type per cudaDataType_t, for the traits shape (int32_t is CUDA_R_32I's)
-_TRAIT_TYPE = {**CTYPE}
 
 
 def _traits(p: ShapeProgram) -> list[str]:
@@ -251,7 +253,7 @@ def _traits(p: ShapeProgram) -> list[str]:
     out += ["// The data types from the element types, through a traits class.",
             "template <typename T>", "struct CudaDataType;"]
     for t in types:
-        out += ["template <>", f"struct CudaDataType<{_TRAIT_TYPE[t]}> {{",
+        out += ["template <>", f"struct CudaDataType<{CTYPE[t]}> {{",
                 f"{I}static constexpr cudaDataType_t value = {t};", "};"]
     out += ["", "template <typename TA, typename TB, typename TC, typename TD>",
             "static void gemm(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc, const ProbeMatrix &A, "
@@ -264,12 +266,8 @@ def _traits(p: ShapeProgram) -> list[str]:
     out += p.buffers(I)
     out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}cublasLtMatmulDesc_t desc;",
             f"{I}PROBE(cublasLtMatmulDescCreate(&desc, {c['compute_type']}, {c['scale_type']}));"]
-    for a in p.desc_attrs():
-        if not a["pointer"]:
-            out.append(f"{I}const {a['ctype']} {a['local']} = {a['value']};")
-        out.append(f"{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, &{a['local']}, "
-                   f"sizeof({a['local']})));")
-    targs = ", ".join(_TRAIT_TYPE[c[f"{x}_type"]] for x in "abcd")
+    out += p.set_from_locals()
+    targs = ", ".join(CTYPE[c[f"{x}_type"]] for x in "abcd")
     out += [f"{I}gemm<{targs}>(lt, desc, A, B, C, D, workspace, workspace_size);"]
     out += p.verify(I) + [f"{I}PROBE(cublasLtMatmulDescDestroy(desc));", f"{I}PROBE(cublasLtDestroy(lt));",
                           f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
