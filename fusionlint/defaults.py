@@ -18,3 +18,4 @@ VERIFY_BUILD_TIMEOUT = 600  # seconds per probe build of ``verify``
 DEVICE_BODIES = False
 NO_DEVICE_BODIES_MACRO = "FUSIONLINT_NO_DEVICE_BODIES"  # the prelude's switch (fusionlint_cuda_prelude.h)
 MAX_FILES = 100_000  # check refuses more files than this (--max-files; 0: no limit)
+HEADER_SUFFIXES = frozenset({".cuh", ".h", ".hpp", ".hh", ".hxx"})  # included by the project's translation units

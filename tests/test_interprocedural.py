@@ -3,6 +3,7 @@ with the project index, from other translation units), each finding naming the c
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from cli_helpers import run_cli
 from conftest import FIXTURES
@@ -381,3 +382,19 @@ def test_a_descriptor_class_held_by_a_gemm_object_resolves():
     matmuls = [c for c in json.loads(out) if c["kind"] == "matmul"]
     assert rc == 0 and len(matmuls) == 2 and not any(c["unknowns"] for c in matmuls)
     assert {c["parameters"]["matmul_desc"]["TRANSA"]["name"] for c in matmuls} == {"CUBLAS_OP_T"}
+
+
+def test_a_header_checked_on_its_own_makes_no_error_of_a_condition_on_its_callers_values():
+    """header_helper/: gemm_ex.h checked on its own runs gemm_ex() without callers; the configuration
+    "DEFAULT epilogue with a bias pointer", which cuBLASLt rejects, needs two of its inputs to take
+    values no call passes: an undecided check that says the condition (-v), not an error. What is
+    wrong whatever the inputs (fast_fp32: FAST_ACCUM on FP32) stays an error in the header, and
+    main.cu's call that asks for a bias and passes none keeps its FL112."""
+    folder = HERE / "header_helper"
+    found = _findings("--no-system-headers", folder)
+    assert sorted((Path(f["path"]).name, f["code"]) for f in found) == [("gemm_ex.h", "FL107"), ("main.cu", "FL112")]
+    assert not any("(when" in f["message"] for f in found)
+    rc, out, err = run_cli("-v", "--no-cache", "--no-system-headers", folder / "gemm_ex.h")
+    undecided = [line for line in err.splitlines() if "undecided: FL127" in line]
+    assert rc == 1 and len(undecided) == 1 and "only when `epilogue != CUBLASLT_EPILOGUE_DEFAULT` is false" in undecided[0]
+    assert "the header has no callers" in undecided[0]

@@ -20,7 +20,8 @@ nvcc and runs on the GPU as the mutation programs do (``fusionlint_probe.h``,
                   and ``run`` members set it up and call the matmul;
 - ``header``      a PyTorch-style ``gemm_ex(...)`` helper in a project header that sets an attribute
                   only when its argument asks for it (``if (epilogue != DEFAULT)``, ``if (bias !=
-                  nullptr)``), called from the ``.cpp`` with constants;
+                  nullptr)``) and runs the heuristic and the matmul, called from the ``.cpp`` with
+                  constants (the header is also checked on its own);
 - ``lambda``      attributes set through a generic setter lambda.
 
 ``fusionlint`` must give every shape of a configuration the same rule codes::
@@ -345,7 +346,9 @@ inline void gemm_ex(cublasLtHandle_t lt, cublasComputeType_t compute, cudaDataTy
                     cublasOperation_t transa, cublasOperation_t transb, cublasLtEpilogue_t epilogue,
                     const void *bias, const void *aux, const float *a_scale, const float *b_scale,
                     const float *c_scale, const float *d_scale, float *amax_d, const GemmExtras &x,
-                    cublasLtMatmulDesc_t *out_desc) {
+                    cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc,
+                    cublasLtMatrixLayout_t ld, const void *alpha, const void *beta, const void *A, const void *B,
+                    const void *C, void *D, void *workspace, uint64_t workspace_size) {
   cublasLtMatmulDesc_t desc;
   PROBE(cublasLtMatmulDescCreate(&desc, compute, scale_type));
   const int32_t ta = transa, tb = transb;
@@ -401,7 +404,18 @@ inline void gemm_ex(cublasLtHandle_t lt, cublasComputeType_t compute, cudaDataTy
     PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &x.pointer_mode,
                                          sizeof(x.pointer_mode)));
   }
-  *out_desc = desc;
+  cublasLtMatmulPreference_t pref;
+  PROBE(cublasLtMatmulPreferenceCreate(&pref));
+  PROBE(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_size,
+                                             sizeof(workspace_size)));
+  cublasLtMatmulHeuristicResult_t result = {};
+  int count = 0;
+  PROBE(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, ld, pref, 1, &result, &count));
+  PROBE(cublasLtMatmul(lt, desc, alpha, A, la, B, lb, beta, C, lc, D, ld, count > 0 ? &result.algo : nullptr,
+                       workspace, workspace_size, 0));
+  cudaDeviceSynchronize();
+  PROBE(cublasLtMatmulPreferenceDestroy(pref));
+  PROBE(cublasLtMatmulDescDestroy(desc));
 }
 """
 def header_name(entry: dict) -> str:
@@ -426,16 +440,16 @@ def _header(p: ShapeProgram) -> list[str]:
         extras.append(f"{I}x.set_epilogue = true;")
     ptr = [n if (n in {a['local'] for a in attrs.values() if a["pointer"]}) else "nullptr"
            for n in ("bias", "aux", "a_scale", "b_scale", "c_scale", "d_scale", "amax_d")]
+    scalars, alpha, beta = p.scalars(I)
     out += ["int main() {"] + p.buffers(I)
-    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}GemmExtras x;", *extras,
-            f"{I}cublasLtMatmulDesc_t desc;",
-            f"{I}gemm_ex(lt, {c['compute_type']}, {c['scale_type']}, {c['a_type']}, {c['b_type']}, {c['c_type']}, "
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}GemmExtras x;", *extras]
+    out += p.layouts() + scalars
+    out += [f"{I}gemm_ex(lt, {c['compute_type']}, {c['scale_type']}, {c['a_type']}, {c['b_type']}, {c['c_type']}, "
             f"{c['d_type']},",
-            f"{I}        {c['transa']}, {c['transb']}, {epilogue}, {', '.join(ptr)}, x, &desc);"]
-    out += p.layouts()
-    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
-    out += p.verify(I) + p.finish() + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);",
-                                       f"{I}return 0;", "}"]
+            f"{I}        {c['transa']}, {c['transb']}, {epilogue}, {', '.join(ptr)}, x,",
+            f"{I}        la, lb, lc, ld, {alpha}, {beta}, A.dev, B.dev, C.dev, D.dev, workspace, workspace_size);"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtMatrixLayoutDestroy({v}));" for _, v in LAYOUTS]
+    out += [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
     return out
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import string
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from fusionlint.defaults import DEFAULT_ARCH
+from fusionlint.defaults import DEFAULT_ARCH, HEADER_SUFFIXES
 from fusionlint.model.cutlass_facts import CutlassGemm, Param
 from fusionlint.model.cublaslt_facts import ApiObject, AttrSet, CallStep, Configuration, FileFacts
 from fusionlint.findings import (
@@ -549,7 +550,10 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
                 at = g.instantiated_at or g.loc
                 undecided.append(Undecided(CUTLASS_STATIC_ASSERT, BUILTIN_CODES[CUTLASS_STATIC_ASSERT][0], at.path,
                                            at.line, at.column, (DEVICE_BODIES_NOT_INSTANTIATED,)))
-    findings = _say_when(findings, of_alternative)
+    # a header checked on its own: its functions run without the files that call them, so a finding
+    # that holds only on some of their inputs' values is a question for those callers, not an error
+    alone = undecided if Path(facts.path).suffix.lower() in HEADER_SUFFIXES else None
+    findings = _say_when(findings, of_alternative, alone)
     unique: dict[tuple, Finding] = {}
     for f in findings:
         first = unique.setdefault((f.code, f.path, f.line, f.column), f)
@@ -565,9 +569,11 @@ def _when_compiled(g: CutlassGemm, f: Finding) -> Finding:
     return replace(f, message=f"{f.message} (when {g.condition})") if g.condition else f
 
 
-def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration]) -> list[Finding]:
+def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration],
+              undecided_instead: list[Undecided] | None = None) -> list[Finding]:
     """A finding made on runtime alternatives of a configuration (frontend/interp/alternatives.py) says
-    under which conditions it holds, unless it holds in every alternative."""
+    under which conditions it holds, unless it holds in every alternative. With ``undecided_instead``
+    (a header checked on its own) such a finding is an undecided check there instead."""
     if not of_alternative:
         return findings
     runs: dict[tuple, set[tuple[str, int]]] = {}  # finding -> the (root function, run) it was made in
@@ -592,6 +598,12 @@ def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration])
             conditions = simplest_conditions(whens[key])
             if conditions:
                 said = "; or when ".join(conditions[:3]) + ("; or in other cases" if len(conditions) > 3 else "")
+                if undecided_instead is not None:
+                    undecided_instead.append(Undecided(
+                        f.code, f.name, f.path, f.line, f.column,
+                        (f"{f.message}: only when {said}, values of the inputs of a header's function that "
+                         "come from the files including it (checked on its own, the header has no callers)",)))
+                    continue
                 f = replace(f, message=f"{f.message} (when {said})")
         out.append(f)
     return out

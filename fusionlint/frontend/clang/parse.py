@@ -35,7 +35,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
-from fusionlint.defaults import DEFAULT_STD, NO_DEVICE_BODIES_MACRO
+from fusionlint.defaults import DEFAULT_STD, HEADER_SUFFIXES, NO_DEVICE_BODIES_MACRO  # noqa: F401 - HEADER_SUFFIXES also from here
 from fusionlint.frontend.clang import explicit_instantiations, recovery, toolchain
 from fusionlint.notes import toolkit_header
 
@@ -46,7 +46,6 @@ PRELUDE = f"{VIRTUAL_ROOT}/fusionlint_cuda_prelude.h"
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
 SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hxx"}
-HEADER_SUFFIXES = {".cuh", ".h", ".hpp", ".hh", ".hxx"}  # included by the project's translation units
 _NOT_FOUND = re.compile(r"^'(?P<name>[^']+)' file not found")
 _MAX_MISSING_ROUNDS = 4
 
