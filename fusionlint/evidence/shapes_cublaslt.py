@@ -48,11 +48,9 @@ from pathlib import Path
 
 from fusionlint.evidence.mutations_cublaslt import (
     CTYPE,
-    BASES,
     Program,
     _pref_heuristic_matmul,
     bias_buffer_type,
-    aux_ld_value,
     desc_attributes,
     generate as generate_mutations,
     layout_attributes,
@@ -85,15 +83,15 @@ class ShapeProgram(Program):
     def desc_attrs(self) -> list[dict]:
         return desc_attributes(self.cfg, self.base_cfg)
 
-    def layouts(self, make: str = "PROBE(cublasLtMatrixLayoutCreate(&{var}, {type}, {rows}, {cols}, {ld}));",
-                types: dict[str, str] | None = None, declare: bool = True) -> list[str]:
-        """The four layouts created (``make`` spells the create), their attributes set from locals."""
-        out = [f"{I}cublasLtMatrixLayout_t la, lb, lc, ld;"] if declare else []
+    def layouts(self, types: dict[str, str] | None = None) -> list[str]:
+        """The four layouts created (their types as ``types`` spells them, else the enum names),
+        their attributes set from locals."""
+        out = [f"{I}cublasLtMatrixLayout_t la, lb, lc, ld;"]
         declared: set[str] = set()
         for which, var in LAYOUTS:
             rows, cols, ld = storage(self.cfg, which)
             t = (types or {}).get(which, self.cfg[f"{which.lower()}_type"])
-            out.append(I + make.format(var=var, type=t, rows=rows, cols=cols, ld=ld))
+            out.append(f"{I}PROBE(cublasLtMatrixLayoutCreate(&{var}, {t}, {rows}, {cols}, {ld}));")
             for a in layout_attributes(self.cfg, self.base_cfg, which):
                 if a["local"] not in declared:
                     out.append(f"{I}const {a['ctype']} {a['local']} = {a['value']};")
@@ -112,13 +110,12 @@ class ShapeProgram(Program):
                        f"&{a['local']}, sizeof({a['local']})));")
         return out
 
-    def finish(self, desc: str = "desc", destroy_desc: bool = True, layouts: bool = True) -> list[str]:
+    def finish(self, destroy_desc: bool = True) -> list[str]:
+        """After the matmul: the preference and the layouts destroyed, and the descriptor unless
+        ``destroy_desc`` is false (a shape that owns it elsewhere)."""
         out = ["", f"{I}cudaDeviceSynchronize();", f"{I}PROBE(cublasLtMatmulPreferenceDestroy(pref));"]
-        if layouts:
-            out += [f"{I}PROBE(cublasLtMatrixLayoutDestroy({v}));" for _, v in LAYOUTS]
-        if destroy_desc:
-            out.append(f"{I}PROBE(cublasLtMatmulDescDestroy({desc}));")
-        return out
+        out += [f"{I}PROBE(cublasLtMatrixLayoutDestroy({v}));" for _, v in LAYOUTS]
+        return out + [f"{I}PROBE(cublasLtMatmulDescDestroy(desc));"] if destroy_desc else out
 
     def text(self) -> str:
         return "\n".join(WRITERS[self.shape](self)) + "\n"

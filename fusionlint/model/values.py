@@ -91,11 +91,6 @@ class Symbol:
     live: bool = field(default=False, compare=False)
 
 
-def is_live(v: "Value | None") -> bool:
-    """A pointer known not to be null: an allocation (``Symbol.live``) or an object's address."""
-    return isinstance(v, Address) or isinstance(v, Symbol) and v.live
-
-
 Value = Union[Known, Unknown, Address, Handle, Symbol]
 
 

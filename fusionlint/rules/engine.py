@@ -552,7 +552,9 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
                                            at.line, at.column, (DEVICE_BODIES_NOT_INSTANTIATED,)))
     # a header checked on its own: its functions run without the files that call them, so a finding
     # that holds only on some of their inputs' values is a question for those callers, not an error
-    alone = undecided if Path(facts.path).suffix.lower() in HEADER_SUFFIXES else None
+    # (whether or not the caller collects undecided checks: verify's lint says what check says)
+    alone = (undecided if undecided is not None else []) if Path(facts.path).suffix.lower() in HEADER_SUFFIXES \
+        else None
     findings = _say_when(findings, of_alternative, alone)
     unique: dict[tuple, Finding] = {}
     for f in findings:

@@ -46,7 +46,7 @@ from fusionlint.frontend.interp.frames import Closure, Frame
 from fusionlint.frontend.interp.instantiation_roots import InstantiationsMixin, has_stand_in_arguments, instantiation_label
 from fusionlint.frontend.interp.lambdas import LambdaMixin
 from fusionlint.frontend.interp.loop_runs import LoopsMixin
-from fusionlint.frontend.interp.nullness import ALLOCATORS, as_condition, is_null_test as _is_null_test
+from fusionlint.frontend.interp.nullness import ALLOCATORS, as_condition, null_compared
 from fusionlint.frontend.interp.objects import ObjectsMixin, is_optional, is_smart_pointer
 from fusionlint.frontend.clang.parse import MISSING_DIR, is_virtual
 from fusionlint.frontend.interp.sizes import sizeof_value
@@ -1136,10 +1136,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if ctype is not None and isinstance(result, int):
                 result = _wrap_int(result, ctype)
             return Known(result, origin, via="arithmetic")
-        if op in ("==", "!=") and _is_null_test(lhs, rhs):  # ``&config != nullptr``: an object's address
-            via = "the address of an object is not null" if any(isinstance(v, Address) for v in (lhs, rhs)) \
-                else "an allocated pointer is not null"
-            return Known(int(op == "!="), origin, via=via)
+        why = null_compared(lhs, rhs) if op in ("==", "!=") else ""  # ``&config != nullptr``, an allocation
+        if why:
+            return Known(int(op == "!="), origin, via=why)
         for v in (lhs, rhs):
             if isinstance(v, Unknown):
                 return v if v.runtime or not (why := first_runtime((lhs, rhs))) else \

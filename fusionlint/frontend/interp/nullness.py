@@ -16,7 +16,7 @@ from fusionlint.frontend.clang import clangext
 
 from fusionlint.frontend.interp import loops
 from fusionlint.frontend.clang.cursors import expr_children, strip, strip_casts
-from fusionlint.model.values import Address, Known, Value, is_live
+from fusionlint.model.values import Address, Known, Symbol, Value
 
 K = ci.CursorKind
 _NULLS = (K.CXX_NULL_PTR_LITERAL_EXPR, K.GNU_NULL_EXPR)
@@ -78,11 +78,22 @@ def _pointer_variable(c: ci.Cursor) -> bool:
         ref.type.get_canonical().kind == ci.TypeKind.POINTER
 
 
-def is_null_test(lhs: Value, rhs: Value) -> bool:
-    """Whether one side is a pointer known not to be null (an object's address, an allocation) and
-    the other null (0, ``nullptr``, ``NULL``)."""
-    return any(is_live(a) and isinstance(b, Known) and b.value == 0 and not isinstance(b.value, str)
-               for a, b in ((lhs, rhs), (rhs, lhs)))
+def not_null(value: Value | None) -> str:
+    """Why ``value`` is a pointer known not to be null (an object's address, memory the program
+    allocated: ``Symbol.live``); "" when it is not known to be one."""
+    if isinstance(value, Address):
+        return "the address of an object is not null"
+    return "an allocated pointer is not null" if isinstance(value, Symbol) and value.live else ""
+
+
+def null_compared(lhs: Value, rhs: Value) -> str:
+    """When one side of ``==``/``!=`` is a pointer known not to be null and the other null (0,
+    ``nullptr``, ``NULL``): why that pointer is not null; else ""."""
+    for a, b in ((lhs, rhs), (rhs, lhs)):
+        why = not_null(a)
+        if why and isinstance(b, Known) and b.value == 0 and not isinstance(b.value, str):
+            return why
+    return ""
 
 
 # what writes a pointer to memory it allocated through its first argument (the program stops or
@@ -95,7 +106,5 @@ ALLOCATORS = frozenset({"cudaMalloc", "cudaMallocAsync", "cudaMallocManaged", "c
 
 def as_condition(value: Value) -> Value:
     """A value used as a condition: a pointer known not to be null is true."""
-    if not is_live(value):
-        return value
-    via = "the address of an object is not null" if isinstance(value, Address) else "an allocated pointer is not null"
-    return Known(1, value.origin, via=via)
+    why = not_null(value)
+    return Known(1, value.origin, via=why) if why else value

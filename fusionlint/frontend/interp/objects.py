@@ -55,7 +55,7 @@ class ObjectsMixin:
     def _default_members(self, key: Key, ctype: ci.Type, origin: Loc) -> None:
         """Default member initializers (``int32_t transa = CUBLAS_OP_T;``) of a struct variable."""
         if _optional_type(ctype):  # ``std::optional<T> x;``: holds nothing
-            self.store(("member", key, ENGAGED), Known(0, origin, via="an empty std::optional"))
+            self._optional_set(key, None, origin)
             return
         decl = ctype.get_canonical().get_declaration()
         if decl is None or decl.kind not in (K.STRUCT_DECL, K.CLASS_DECL):
@@ -105,11 +105,10 @@ class ObjectsMixin:
             return (k[0], inner, k[2]) if inner is not None else None
         return None
 
-
     def _optional_set(self, key: Key, value: Value | None, origin: Loc) -> None:
         """``key`` (a std::optional) holds ``value`` from here on; None: it holds nothing."""
         self.store(("member", key, ENGAGED), Known(int(value is not None), origin,
-                                                   via="std::optional " + ("set" if value is not None else "reset")))
+                                                   via="a std::optional " + ("set" if value is not None else "empty")))
         if value is not None:
             self.store(key, value)
 
