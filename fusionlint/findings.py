@@ -1,7 +1,8 @@
 """A finding: one rule violated at one place. Message text is final; formats only lay it out."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class Undecided:
 
 INTERNAL_ERROR = "FL000"  # a file that could not be checked (unreadable, libclang failure, our bug)
 UNUSED_SUPPRESSION = "FL001"  # a `// fusionlint: ignore...` comment that matches no finding
+ON_UNKNOWN_INPUTS = "FL002"  # a rule's finding only on paths that values fusionlint does not know choose
+DEFAULT_OFF = frozenset({ON_UNKNOWN_INPUTS})  # reported only when selected by their full code
 CUTLASS_STATIC_ASSERT = "FL300"  # a CUTLASS static_assert that fails when libclang instantiates the GEMM
 SUPPORT_TABLE = "FL127"  # a cuBLASLt configuration the measured support table says no GPU run accepted
 
@@ -90,10 +93,39 @@ BUILTIN_CODES: dict[str, tuple[str, str]] = {
                     "Reported only when no other rule already explains an error in that GEMM; without a "
                     "table (`-v` says so) it checks nothing. A planar complex layout "
                     "(CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET) is outside the swept space: not checked."),
+    ON_UNKNOWN_INPUTS: ("finding-on-unknown-inputs",
+                        "A rule's finding that holds only on some paths through the code, each chosen by a "
+                        "value fusionlint does not know: a parameter of a function no call in the checked files "
+                        "passes, run-time data, the inputs of a header checked on its own. Such a path may be "
+                        "one no caller takes, so it is not an error: by default it is counted and listed with `-v` "
+                        "among the checks that could not be decided; selected by its code (`--extend-select FL002`) it is a "
+                        "warning naming the rule, the condition and the rule's message. A condition a template's "
+                        "instantiation decides (`std::is_same<T, half>::value`) keeps the rule's error."),
     UNUSED_SUPPRESSION: ("unused-suppression",
                          "A `// fusionlint: ignore...` comment that suppresses no finding, an unknown code in "
                          "one, or an ignore-begin/ignore-end without its partner. Remove or fix the comment."),
 }
+
+
+_ON_INPUTS = re.compile(r"^(FL\d{3}) \(([\w-]+)\) (.*)$", re.S)
+
+
+def on_unknown_inputs(f: Finding, said: str, header: bool) -> Finding:
+    """The ``FL002`` warning for rule finding ``f`` that holds only when ``said`` (conditions on
+    values fusionlint does not know)."""
+    whose = ("values of the inputs of the header's functions, which come from the files including it "
+             "(checked on its own, the header has no callers)") if header else \
+        "values fusionlint does not know (inputs no call in the checked files passes, or run-time data)"
+    return replace(f, code=ON_UNKNOWN_INPUTS, name=BUILTIN_CODES[ON_UNKNOWN_INPUTS][0], severity="warning",
+                   message=f"{f.code} ({f.name}) only when {said}, {whose}: {f.message}")
+
+
+def undecided_of(f: Finding) -> Undecided:
+    """An ``FL002`` warning as the undecided check of its rule (FL002 not selected)."""
+    m = _ON_INPUTS.match(f.message)
+    if m is None:
+        return Undecided(f.code, f.name, f.path, f.line, f.column, (f.message,))
+    return Undecided(m.group(1), m.group(2), f.path, f.line, f.column, (m.group(3),))
 
 
 def merge_undecided(undecided) -> list[Undecided]:

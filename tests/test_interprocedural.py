@@ -3,6 +3,7 @@ with the project index, from other translation units), each finding naming the c
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from cli_helpers import run_cli
@@ -15,6 +16,24 @@ def _findings(*argv) -> list[dict]:
     rc, out, err = run_cli("--no-cache", "--output-format", "json", *argv)
     assert rc in (0, 1), err
     return json.loads(out)
+
+
+_ON_INPUTS = re.compile(r"^(FL\d{3}) \([\w-]+\) only when (.*), values fusionlint does not know "
+                        r"\(inputs no call in the checked files passes, or run-time data\): ")
+
+
+def _on_inputs(path: Path, *argv) -> list[tuple[str, int, str]]:
+    """A file's findings that hold only on paths chosen by inputs no caller here passes: none by default
+    (each is an undecided check); with FL002 selected, a warning per finding: (its rule's code, its
+    line, the condition)."""
+    assert not [f for f in _findings(*argv, path) if f["severity"] == "error"]
+    out = []
+    for f in _findings("--extend-select", "FL002", *argv, path):
+        assert f["code"] == "FL002" and f["severity"] == "warning", f
+        m = _ON_INPUTS.match(f["message"])
+        assert m, f["message"]
+        out.append((m.group(1), f["line"], m.group(2)))
+    return out
 
 
 def test_a_helper_is_checked_once_per_call_and_the_finding_names_the_call():
@@ -43,9 +62,9 @@ def test_facts_say_which_call_each_configuration_comes_from():
 
 
 def test_each_runtime_alternative_is_checked_and_the_finding_says_when():
-    found = _findings(HERE / "runtime_alternatives.cu")
-    assert [(f["code"], f["line"]) for f in found] == [("FL105", 25)]
-    assert found[0]["message"].endswith("(when `dtype` is `DType::kBF16` (line 13) and `fast` is true (line 21))")
+    # `dtype` and `fast` are parameters no call passes: the finding is FL002 (off by default), not an error
+    assert _on_inputs(HERE / "runtime_alternatives.cu") == [
+        ("FL105", 25, "`dtype` is `DType::kBF16` (line 13) and `fast` is true (line 21)")]
 
 
 def test_facts_list_one_configuration_per_alternative_with_its_conditions():
@@ -81,10 +100,8 @@ def test_an_attribute_set_under_a_runtime_condition_is_checked_with_and_without_
     inside `if (version >= 11 && fast_accum)`: each is a choice (the `&&` one per operand), so each
     finding holds under its condition; before, both fields were unknown ("set conditionally")."""
     path = HERE / "conditional_set.cu"
-    found = _findings(path)
-    assert [(f["code"], f["line"]) for f in found] == [("FL117", 19), ("FL107", 24)]
-    assert found[0]["message"].endswith("(when `transpose_c` is true (line 16))")
-    assert found[1]["message"].endswith("(when `version >= 11` is true (line 21) and `fast_accum` is true (line 21))")
+    assert _on_inputs(path) == [("FL117", 19, "`transpose_c` is true (line 16)"),
+                                ("FL107", 24, "`version >= 11` is true (line 21) and `fast_accum` is true (line 21)")]
     rc, out, err = run_cli("facts", path)
     assert rc == 0, err
     got = sorted((tuple(c["when"]), c["parameters"]["matmul_desc"]["TRANSC"].get("name"),
@@ -104,9 +121,7 @@ def test_a_helper_that_returns_from_each_case_is_a_choice_and_its_throwing_alter
     throws after it. Before, its result was unknown ("returns different values on different
     paths") and nothing was checked; now each case is an alternative of the caller's GEMM."""
     path = HERE / "choice_in_helper.cpp"
-    found = _findings(path)
-    assert [(f["code"], f["line"]) for f in found] == [("FL105", 25)]
-    assert found[0]["message"].endswith("(when `dtype` is `'b'` or `'B'` (line 10))")
+    assert _on_inputs(path) == [("FL105", 25, "`dtype` is `'b'` or `'B'` (line 10)")]
     rc, out, err = run_cli("facts", path)
     assert rc == 0, err
     configs = json.loads(out)
@@ -203,11 +218,9 @@ def test_overloads_called_from_instantiations_run_with_their_callers_values_only
 
 def test_each_entry_point_is_expanded_over_its_own_choices_and_a_choice_that_does_not_matter_is_not_said():
     path = HERE / "alternatives_per_function.cu"
-    found = _findings(path)
-    # bf16_gemm's `fast` is the sixth flag of the file: over the product of all six it stayed merged
-    assert [(f["code"], f["line"]) for f in found] == [("FL105", 43)]
+    # bf16_gemm's `fast` is the sixth flag of the file: over the product of all six it stayed merged;
     # reached with `trans_a` true and false alike: only `fast` is said
-    assert found[0]["message"].endswith("(when `fast` is true (line 40))")
+    assert _on_inputs(path) == [("FL105", 43, "`fast` is true (line 40)")]
     rc, out, err = run_cli("facts", path)
     assert rc == 0, err
     configs = json.loads(out)
@@ -222,13 +235,12 @@ def test_each_entry_point_is_expanded_over_its_own_choices_and_a_choice_that_doe
 
 def test_a_path_that_throws_does_not_go_on_and_a_parameter_is_one_choice_in_every_function():
     path = HERE / "dead_ends.cpp"
-    found = _findings(path)
     # only gemm_unchecked() reaches FP16 accumulation with an FP32 output; gemm() throws first
     # (its `fp16_accum && out_fp32` and run()'s `fp16_accum ? ...` are the same two choices)
-    assert [(f["code"], f["line"]) for f in found] == [("FL127", 22)]
+    assert _on_inputs(path) == [("FL127", 22, "`fp16_accum` is true (line 9) and `out_fp32` is true (line 11)")]
+    found = _findings("--extend-select", "FL002", path)
     vias = [r["message"] for r in found[0]["related"] if r["message"].startswith("via ")]
     assert vias == ["via gemm_unchecked() -> run(...)"]
-    assert found[0]["message"].endswith("(when `fp16_accum` is true (line 9) and `out_fp32` is true (line 11))")
     rc, out, err = run_cli("facts", path)
     assert rc == 0, err
     gemm = [c for c in json.loads(out) if c["kind"] == "heuristic" and c["via"][0]["caller"] == "gemm"]
@@ -325,12 +337,14 @@ def test_whether_a_pointer_is_null_is_one_choice_and_its_null_side_sets_no_bias(
 
 
 def test_a_bias_pointer_without_a_bias_epilogue_is_reported_only_where_it_can_be_non_null():
-    found = [f for f in _findings(HERE / "null_pointer_choice.cu") if f["code"] == "FL127"]
+    path = HERE / "null_pointer_choice.cu"
     # not in flag_from_pointer nor pointer_set_before_the_test (their DEFAULT epilogue goes with a
-    # null bias); in flag_changed_later, whose flag no longer says whether the pointer is null
-    assert len(found) == 1, found
+    # null bias); in flag_changed_later, whose flag no longer says whether the pointer is null: there
+    # only on paths its inputs choose (FL002)
+    on_inputs = [x for x in _on_inputs(path) if x[0] == "FL127"]
+    assert len(on_inputs) == 1 and "`fuse` is false (line 46)" in on_inputs[0][2], on_inputs
+    found = [f for f in _findings("--extend-select", "FL002", path) if f["message"].startswith("FL127 ")]
     assert [r["line"] for r in found[0]["related"] if r["message"].startswith("via ")] == [52]
-    assert "when `fuse` is false (line 46)" in found[0]["message"]
 
 
 def test_an_allocated_pointer_is_not_null_and_a_helper_follows_what_its_callers_pass():
@@ -398,3 +412,38 @@ def test_a_header_checked_on_its_own_makes_no_error_of_a_condition_on_its_caller
     undecided = [line for line in err.splitlines() if "undecided: FL127" in line]
     assert rc == 1 and len(undecided) == 1 and "only when `epilogue != CUBLASLT_EPILOGUE_DEFAULT` is false" in undecided[0]
     assert "the header has no callers" in undecided[0]
+
+
+def test_a_condition_on_an_entry_points_inputs_makes_no_error_and_one_on_template_parameters_does():
+    """entry_point_inputs.cpp: gemm_ex() has no caller here, and "DEFAULT epilogue with a bias pointer"
+    needs two of its inputs to take values no call passes: FL002 (off by default: an undecided check
+    stating the condition). template_conditions.cu: conditions on `std::is_same<T, __half>` (through
+    a constexpr local), `sizeof(T)` and a non-type parameter N are decided by the instantiation: their
+    errors stay errors, saying when."""
+    assert _on_inputs(HERE / "entry_point_inputs.cpp") == [
+        ("FL127", 20, "`epilogue != CUBLASLT_EPILOGUE_DEFAULT` is false (line 11) and `bias` is non-null (line 13)")]
+    rc, out, err = run_cli("-v", "--no-cache", HERE / "entry_point_inputs.cpp")
+    assert rc == 0 and "undecided: FL127 (cublaslt-unsupported-configuration): only when `epilogue != " \
+                       "CUBLASLT_EPILOGUE_DEFAULT` is false (line 11) and `bias` is non-null (line 13)" in err
+    found = _findings(HERE / "template_conditions.cu")
+    assert [(f["code"], f["severity"], f["line"], f["message"][f["message"].index("(when"):]) for f in found] == [
+        ("FL105", "error", 18, "(when `sizeof(T) == 2` is false (line 15) and `N>2` is true (line 16); or when "
+                               "`sizeof(T) == 2` is true (line 15) and `N>2` is false (line 16))"),
+        ("FL127", "error", 25, "(when `kHalf` is false (line 14) and `sizeof(T) == 2` is true (line 15) and "
+                               "`N>2` is true (line 16))")]
+
+
+def test_objects_returned_by_value_and_called_where_they_are_made_keep_their_descriptor():
+    """returned_objects.cpp (XLA's style): a factory returns the descriptor object by value, or in a
+    status-or-value struct built by `return {status, std::move(desc)};`; the plan runs in a call
+    tested where it is made (`if (!RunPlan(...).ok())`). Before, that call never ran (no matmul at
+    all) and std::move() made the moved object unknown (its descriptor did not resolve)."""
+    path = HERE / "returned_objects.cpp"
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    got = [(c["kind"], c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"], c["via"][0]["line"], c["unknowns"])
+           for c in json.loads(out)]
+    assert got == [("matmul", "CUBLAS_COMPUTE_32F", 56, []), ("matmul", "CUBLAS_COMPUTE_64F", 58, [])]
+    found = _findings(path)
+    assert [(f["code"], f["line"], [r["line"] for r in f["related"] if r["message"].startswith("via ")])
+            for f in found] == [("FL127", 45, [58])]

@@ -99,9 +99,18 @@ def test_a_write_of_the_attribute_under_a_flag_is_checked_with_and_without_it(tm
     src = _write(tmp_path, GELU_AUX.replace("int64_t m,", "int64_t m, bool with_aux,")
                  .replace("/*EXTRA*/", "void *aux = D;\n  if (with_aux)\n    cublasLtMatmulDescSetAttribute(desc, "
                                        "CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof(aux));"))
+    # `with_aux` is a parameter no call here passes: no error; FL110 is undecided, saying the condition,
+    # or with FL002 selected a warning that names it
     rc, found, _ = _json(src)
-    assert rc == 1 and [f["code"] for f in found] == ["FL110"]
-    assert found[0]["message"].endswith("is never set: cublasLtMatmul returns CUBLAS_STATUS_NOT_SUPPORTED (when `with_aux` is false (line 13))")
+    assert rc == 0 and found == []
+    rc, out, err = run_cli("--no-system-headers", "-v", src)
+    assert [(line, code) for line, code, _ in _undecided(err) if code == "FL110"] == [(9, "FL110")]
+    assert any(why.startswith("only when `with_aux` is false (line 13), values fusionlint does not know")
+               for _, code, why in _undecided(err) if code == "FL110")
+    rc, found, _ = _json("--extend-select", "FL002", src)
+    assert rc == 1 and [(f["code"], f["severity"]) for f in found] == [("FL002", "warning")]
+    assert found[0]["message"].startswith("FL110 (aux-epilogue-without-pointer) only when `with_aux` is false (line 13)")
+    assert found[0]["message"].endswith("is never set: cublasLtMatmul returns CUBLAS_STATUS_NOT_SUPPORTED")
 
 
 def test_a_write_of_the_attribute_in_a_loop_keeps_that_attribute_undecided(tmp_path: Path) -> None:

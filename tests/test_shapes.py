@@ -18,36 +18,40 @@ from cli_helpers import run_cli
 from conftest import FIXTURES, ROOT
 from fusionlint.evidence import shapes_cublaslt as shapes
 
-SEED, SAMPLE = 1, 40
+SEED = 1
+SAMPLES = {"mutations": 28, "space": 20}  # configurations of each source, each in every shape
 KNOWN = FIXTURES / "shapes" / "known-divergences.json"
 
 
-@pytest.fixture(scope="module")
-def compared(tmp_path_factory) -> dict:
-    out = tmp_path_factory.mktemp("shapes")
-    shapes.write_set(SEED, SAMPLE, out)
+@pytest.fixture(scope="module", params=sorted(SAMPLES))
+def compared(request, tmp_path_factory) -> dict:
+    """The sample of one source (the mutation set's configurations, or draws from the measured space)
+    in every shape, checked by one run and compared."""
+    source = request.param
+    out = tmp_path_factory.mktemp(f"shapes-{source}")
+    shapes.write_set(SEED, SAMPLES[source], out, source=source)
     rc, stdout, err = run_cli("--exit-zero", "--output-format", "json", "--no-system-headers",
                               "-I", ROOT / "fusionlint" / "evidence" / "include", out)
     assert rc == 0, err
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    return shapes.compare(manifest, json.loads(stdout))
+    return {**shapes.compare(manifest, json.loads(stdout)), "source": source}
 
 
 @pytest.mark.slow
 def test_every_shape_program_is_checked(compared) -> None:
-    assert compared["configurations"] == SAMPLE and compared["shapes"] == list(shapes.SHAPES)
+    assert compared["configurations"] == SAMPLES[compared["source"]] and compared["shapes"] == list(shapes.SHAPES)
     assert compared["fl000"] == []
 
 
 @pytest.mark.slow
 def test_the_shapes_of_a_configuration_get_the_same_codes(compared) -> None:
-    known = {int(k): v for k, v in json.loads(KNOWN.read_text(encoding="utf-8"))["differing"].items()}
+    known = {int(k): v for k, v in json.loads(KNOWN.read_text(encoding="utf-8"))[compared["source"]].items()}
     got = {int(k): v for k, v in compared["differing"].items()}
     new = {k: v for k, v in got.items() if known.get(k) != v}
     fixed = sorted(set(known) - set(got))
     assert new == {}, f"shapes disagree (not in {KNOWN.name}): {json.dumps(new)[:3000]}"
     assert fixed == [], f"no longer disagree: remove them from {KNOWN.name}: {fixed}"
-    assert compared["identical"] >= SAMPLE - len(known)
+    assert compared["identical"] >= SAMPLES[compared["source"]] - len(known)
 
 
 def test_the_comparison_sees_a_disagreement() -> None:
@@ -82,11 +86,27 @@ def test_the_score_reads_the_mutation_sets_record() -> None:
 
 
 def test_each_shape_is_its_own_code() -> None:
-    """The eight writers give eight different programs for one configuration, each naming its shape."""
+    """The ten writers give ten different programs for one configuration, each naming its shape."""
     entries = shapes.generate(SEED, 1)
     texts = {e["shape"]: shapes.program_text(e) for e in entries}
-    assert len(set(texts.values())) == len(shapes.SHAPES)
+    assert len(set(texts.values())) == len(shapes.SHAPES) == 10
     assert "std::optional" in texts["struct"] and "switch (t)" in texts["enum"]
     assert "CudaDataType<" in texts["traits"] and "class LtMatmulDescriptor" in texts["class"]
     assert '#include "c0000_header.h"' in texts["header"] and "auto set = [&]" in texts["lambda"]
+    assert "class GemmWrapper" in texts["wrapper"] and "wrapper.setGemmConfig(" in texts["wrapper"]
+    assert "static StatusOr<MatmulDesc> Create(" in texts["factory"] and "RETURN_IF_ERROR(SetAttr(" in texts["factory"]
+
+
+def test_the_space_sample_draws_every_data_family_and_both_verdicts() -> None:
+    """space_sample(): configurations of the measured table's space, not of a few bases: FP64, complex,
+    int8 and FP8 types, FP8 scale modes and pointer modes occur, and the table supports some and
+    rejects others; the same seed gives the same configurations."""
+    drawn = shapes.space_sample(SEED, 120)
+    assert drawn == shapes.space_sample(SEED, 120)
+    types = {d["config"]["a_type"] for d in drawn}
+    assert {"CUDA_R_64F", "CUDA_C_32F", "CUDA_R_8I", "CUDA_R_8F_E4M3", "CUDA_R_16BF"} <= types
+    assert any(d["config"]["a_scale_mode"] for d in drawn) and any(d["config"]["pointer_mode"] for d in drawn)
+    verdicts = [d["table_supported"] for d in drawn]
+    assert 0.3 < verdicts.count(True) / len(drawn) < 0.8 and verdicts.count(False) > 0
+    assert [d["file"] for d in shapes.generate(SEED, 1, ("plain",), "space")] == ["s0000_plain.cpp"]
     assert Path(shapes.__file__).name == "shapes_cublaslt.py"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fusionlint.errors import InputError
+from fusionlint.findings import DEFAULT_OFF
 from fusionlint.paths import glob_matches
 
 _CODE = re.compile(r"^FL\d{0,3}$")
@@ -54,8 +55,11 @@ class Selection:
 
     def enabled(self, code: str, path: str) -> bool:
         """Selected when the longest matching ``select`` prefix is longer than the longest
-        matching ``ignore`` prefix (on a tie, ignore wins); a per-file ignore always wins."""
+        matching ``ignore`` prefix (on a tie, ignore wins); a per-file ignore always wins. A code off
+        by default (``DEFAULT_OFF``) is selected only by its full code."""
         s, i = _longest(code, self.select), _longest(code, self.ignore)
+        if code in DEFAULT_OFF and code not in self.select:
+            return False
         if s < 0 or s <= i:
             return False
         return not any(p.ignores(code, path) for p in self.per_file_ignores)

@@ -48,6 +48,11 @@ from pathlib import Path
 
 from fusionlint.evidence.mutations_cublaslt import (
     CTYPE,
+    EPILOGUES as EPILOGUES_,
+    FP8 as FP8_TYPES,
+    OPS as OPS_,
+    ORDERS as ORDERS_,
+    POINTER_MODES as POINTER_MODES_,
     Program,
     _pref_heuristic_matmul,
     bias_buffer_type,
@@ -57,7 +62,7 @@ from fusionlint.evidence.mutations_cublaslt import (
     storage,
 )
 
-SHAPES = ("plain", "params", "struct", "enum", "traits", "class", "header", "lambda")
+SHAPES = ("plain", "params", "struct", "enum", "traits", "class", "header", "lambda", "wrapper", "factory")
 LAYOUTS = (("A", "la"), ("B", "lb"), ("C", "lc"), ("D", "ld"))
 I = "  "
 
@@ -322,6 +327,107 @@ def _class(p: ShapeProgram) -> list[str]:
     return out
 
 
+def _wrapper(p: ShapeProgram) -> list[str]:
+    """FasterTransformer's cublasMMWrapper style: the types and attributes are members of a wrapper
+    object, set by configuration methods called on it one by one; its Gemm method creates the
+    descriptor from the members and sets each attribute a configuration method asked for."""
+    c = p.cfg
+    attrs = p.desc_attrs()
+    out = p.header() + [
+        "// FasterTransformer's cublasMMWrapper style: configuration methods store the types and the",
+        "// attributes in members; Gemm() builds the descriptor from them.",
+        "class GemmWrapper {", " public:",
+        f"{I}void setGemmConfig(cudaDataType_t aType, cudaDataType_t bType, cudaDataType_t cType,",
+        f"{I}                   cudaDataType_t dType, cublasComputeType_t computeType, cudaDataType_t scaleType) {{",
+        f"{I}{I}Atype_ = aType;", f"{I}{I}Btype_ = bType;", f"{I}{I}Ctype_ = cType;", f"{I}{I}Dtype_ = dType;",
+        f"{I}{I}computeType_ = computeType;", f"{I}{I}scaleType_ = scaleType;", f"{I}}}"]
+    for a in attrs:
+        ctype = pointer_type(p, a["local"]) if a["pointer"] else a["ctype"] + " "
+        out += [f"{I}void set_{a['local']}({ctype}value) {{", f"{I}{I}{a['local']}_ = value;",
+                f"{I}{I}has_{a['local']}_ = true;", f"{I}}}"]
+    out += [f"{I}void Gemm(cublasLtHandle_t lt, const ProbeMatrix &A, const ProbeMatrix &B, const ProbeMatrix &C,",
+            f"{I}          const ProbeMatrix &D, void *workspace, uint64_t workspace_size) {{",
+            f"{I}{I}cublasLtMatmulDesc_t desc;",
+            f"{I}{I}PROBE(cublasLtMatmulDescCreate(&desc, computeType_, scaleType_));"]
+    for a in attrs:
+        out += [f"{I}{I}if (has_{a['local']}_) {{",
+                f"{I}{I}{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, "
+                f"&{a['local']}_, sizeof({a['local']}_)));", f"{I}{I}}}"]
+    body = p.layouts(types={x: f"{x}type_" for x in "ABCD"})
+    body += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    body += p.finish()
+    out += [I + line if line else line for line in body]
+    out += [f"{I}}}", "", " private:",
+            f"{I}cudaDataType_t Atype_ = CUDA_R_32F, Btype_ = CUDA_R_32F, Ctype_ = CUDA_R_32F, Dtype_ = CUDA_R_32F;",
+            f"{I}cublasComputeType_t computeType_ = CUBLAS_COMPUTE_32F;", f"{I}cudaDataType_t scaleType_ = CUDA_R_32F;"]
+    for a in attrs:
+        ctype = pointer_type(p, a["local"]) if a["pointer"] else a["ctype"] + " "
+        init = "nullptr" if a["pointer"] else "{}"
+        out.append(f"{I}{ctype}{a['local']}_ = {init};")
+        out.append(f"{I}bool has_{a['local']}_ = false;")
+    out += ["};", "", "int main() {"]
+    out += p.buffers(I)
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}GemmWrapper wrapper;",
+            f"{I}wrapper.setGemmConfig({', '.join(c[f'{x}_type'] for x in 'abcd')}, {c['compute_type']}, "
+            f"{c['scale_type']});"]
+    for a in attrs:
+        out.append(f"{I}wrapper.set_{a['local']}({a['local'] if a['pointer'] else a['value']});")
+    out += [f"{I}wrapper.Gemm(lt, A, B, C, D, workspace, workspace_size);"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
+    return out
+
+
+def _factory(p: ShapeProgram) -> list[str]:
+    """XLA's style: a descriptor object made by a static factory that returns a status-or-value by
+    value (the handle moves in a unique_ptr), every attribute set through a templated SetAttr that
+    returns a status checked by a RETURN_IF_ERROR macro; the plan's Run builds the layouts."""
+    c = p.cfg
+    attrs = p.desc_attrs()
+    ptr = [a for a in attrs if a["pointer"]]
+    out = p.header()[:-1] + ["#include <memory>", "#include <utility>", ""]
+    out += ["// XLA's style: MatmulDesc::Create returns StatusOr<MatmulDesc>; SetAttr returns a Status.",
+            "struct Status {", f"{I}int code = 0;", f"{I}bool ok() const {{ return code == 0; }}", "};",
+            "template <typename T>", "struct StatusOr {", f"{I}Status status;", f"{I}T value;",
+            f"{I}bool ok() const {{ return status.ok(); }}", "};",
+            "#define RETURN_IF_ERROR(expr) \\",
+            f"{I}do {{ \\", f"{I}{I}Status _s = (expr); \\", f"{I}{I}if (!_s.ok()) return {{_s}}; \\",
+            f"{I}}} while (0)", "",
+            "template <typename T>",
+            "Status SetAttr(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, T value) {",
+            f"{I}return Status{{static_cast<int>(PROBE(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value))))}};",
+            "}", "",
+            "struct DescDeleter {",
+            f"{I}void operator()(cublasLtMatmulDescOpaque_t *d) const {{ cublasLtMatmulDescDestroy(d); }}", "};", "",
+            "class MatmulDesc {", " public:",
+            f"{I}static StatusOr<MatmulDesc> Create(cublasComputeType_t compute, cudaDataType_t scale_type"
+            + "".join(f", {pointer_type(p, a['local'])}{a['local']}" for a in ptr) + ") {",
+            f"{I}{I}cublasLtMatmulDesc_t raw = nullptr;",
+            f"{I}{I}PROBE(cublasLtMatmulDescCreate(&raw, compute, scale_type));",
+            f"{I}{I}MatmulDesc desc(raw);"]
+    for a in attrs:
+        value = a["local"] if a["pointer"] else f"static_cast<{a['ctype']}>({a['value']})"
+        out.append(f"{I}{I}RETURN_IF_ERROR(SetAttr(desc.get(), CUBLASLT_MATMUL_DESC_{a['attr']}, {value}));")
+    out += [f"{I}{I}return {{Status{{}}, std::move(desc)}};", f"{I}}}",
+            f"{I}MatmulDesc() = default;",
+            f"{I}cublasLtMatmulDesc_t get() const {{ return handle_.get(); }}", "",
+            " private:", f"{I}explicit MatmulDesc(cublasLtMatmulDesc_t raw) : handle_(raw) {{}}",
+            f"{I}std::unique_ptr<cublasLtMatmulDescOpaque_t, DescDeleter> handle_;", "};", "",
+            "static Status RunPlan(cublasLtHandle_t lt, const MatmulDesc &desc, const ProbeMatrix &A, const ProbeMatrix &B,",
+            "                      const ProbeMatrix &C, const ProbeMatrix &D, void *workspace, uint64_t workspace_size) {"]
+    out += p.layouts()
+    out += _pref_heuristic_matmul(p, I, "desc.get()", ("la", "lb", "lc", "ld"))
+    out += p.finish(destroy_desc=False)
+    out += [f"{I}return Status{{}};", "}", "", "int main() {"]
+    out += p.buffers(I)
+    args = ", ".join([c["compute_type"], c["scale_type"], *(a["local"] for a in ptr)])
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));",
+            f"{I}StatusOr<MatmulDesc> desc = MatmulDesc::Create({args});",
+            f"{I}if (!desc.ok()) return 1;",
+            f"{I}if (!RunPlan(lt, desc.value, A, B, C, D, workspace, workspace_size).ok()) return 1;"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
+    return out
+
+
 HEADER_HELPER = """\
 // fusionlint cuBLASLt shape programs: a PyTorch-style gemm_ex helper (a project header).
 #pragma once
@@ -476,35 +582,149 @@ def _plain(p: ShapeProgram) -> list[str]:
 
 
 WRITERS = {"plain": _plain, "params": _params, "struct": _struct, "enum": _enum, "traits": _traits,
-           "class": _class, "header": _header, "lambda": _lambda}
+           "class": _class, "header": _header, "lambda": _lambda, "wrapper": _wrapper, "factory": _factory}
 assert tuple(WRITERS) == SHAPES
 
 
 # ---- the set -----------------------------------------------------------------------------------
-def generate(seed: int, count: int, shapes: tuple[str, ...] = SHAPES) -> list[dict]:
-    """``count`` configurations of the mutation set of ``seed``, each in every one of ``shapes``:
-    the manifest entries (without program text), configuration-major."""
+def generate(seed: int, count: int, shapes: tuple[str, ...] = SHAPES, source: str = "mutations") -> list[dict]:
+    """``count`` configurations, each in every one of ``shapes``: the manifest entries (without
+    program text), configuration-major. ``source``: ``mutations`` (the mutation set of ``seed``,
+    files ``cNNNN_<shape>.cpp``) or ``space`` (``space_sample``, files ``sNNNN_<shape>.cpp``)."""
+    configs = generate_mutations(seed, count) if source == "mutations" else space_sample(seed, count)
+    prefix = "c" if source == "mutations" else "s"
     entries = []
-    for m in generate_mutations(seed, count):
+    for m in configs:
         for shape in shapes:
-            entries.append({**m, "file": f"c{m['index']:04d}_{shape}.cpp", "config_id": m["index"],
+            entries.append({**m, "file": f"{prefix}{m['index']:04d}_{shape}.cpp", "config_id": m["index"],
                             "shape": shape, "style": shape})
     return entries
+
+
+# ---- configurations drawn from the measured space ---------------------------------------------
+# The data types a program can hold (CTYPE) and the scale types it can write (host_scalar).
+_RENDERABLE = set(CTYPE)
+_SCALES = {"CUDA_R_32F", "CUDA_R_64F", "CUDA_R_32I", "CUDA_R_16F", "CUDA_R_16BF", "CUDA_C_32F"}
+_VECTOR_SCALE_MODES = ("CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F", "CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F",
+                       "CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F")
+
+
+def _table_config(cfg: dict) -> dict:
+    """A configuration in the support table's terms (``unset`` for an attribute not set; a batch of
+    more than one as the table's 2)."""
+    out = {k: ("unset" if v is None else v) for k, v in cfg.items()}
+    out["batch"] = min(cfg["batch"], 2)
+    return out
+
+
+# the measured table the space is drawn from (the H200's, cuBLASLt 13.1.0)
+SPACE_TABLE = Path(__file__).resolve().parents[2] / "rulesets" / "hopper-sm90" / "support" / \
+    "cublaslt-13.1.0-nvidia-h200.json.gz"
+
+
+def _supported_types(table) -> list[dict]:
+    """The type rows (A, B, C, D, compute, scale) the table measured as supported, among those a
+    program can write."""
+    rows = []
+    for cfg in table.supported_type_rows():
+        if all(cfg[f"{x}_type"] in _RENDERABLE for x in "abcd") and cfg["scale_type"] in _SCALES:
+            rows.append(cfg)
+    return rows
+
+
+def space_sample(seed: int, count: int, table=None) -> list[dict]:
+    """``count`` configurations drawn from the measured support table's space (not from a few bases):
+    a supported type row, its data family chosen first so that FP64, complex, int8 and FP8 are as
+    likely as BF16; then transposes, orders, batching, an epilogue with (usually) the pointers it
+    needs, bias and aux types, FP8 scale pointers and scale modes (scalar, outer vector, 128-element
+    vector, 128x128 blocks), amax, fast accumulation, pointer modes; then, for about half of them,
+    one or two fields of the whole domain changed at random (``mutate``), so that failing and working
+    configurations both occur. Entries as ``generate_mutations`` gives them (base ``space``); each
+    records the table's verdict (``table_supported``: true, false, or null outside the table)."""
+    import random
+
+    from fusionlint.evidence.mutations_cublaslt import BASES, M, mutate as mutate_config
+    from fusionlint.model.support_table import SupportTable
+
+    table = table or SupportTable.load(SPACE_TABLE)
+    rows = _supported_types(table)
+    families: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        families[r["a_type"] if r["a_type"] == r["b_type"] else "mixed"].append(r)
+    names = sorted(families)
+    rng = random.Random(seed)
+    base_cfg, base_consts = BASES["bf16_tn"]
+    needs = table.needs
+    out = []
+    for i in range(count):
+        types = rng.choice(families[rng.choice(names)])
+        for _ in range(8):  # the features drawn again (at most 8 times) until the table supports them
+            cfg = _features(rng, base_cfg, types, needs)
+            if table.verdict(_table_config(cfg)).supported:
+                break
+        mutations: list[dict] = []
+        if rng.random() < 0.5:
+            cfg, mutations = mutate_config(rng, cfg)
+        verdict = table.verdict(_table_config(cfg))
+        consts = {**base_consts, "beta": rng.choice((0.0, 0.0, 1.0))}
+        out.append({"file": f"s{i:04d}.cpp", "index": i, "base": "bf16_tn", "style": "plain",
+                    "mutations": mutations, "config": cfg, "constants": consts,
+                    "variant": rng.randrange(1 << 30), "source": "space", "table_supported": verdict.supported})
+    assert M == 64
+    return out
+
+
+def _features(rng, base_cfg: dict, types: dict, needs: dict) -> dict:
+    """One draw of everything but the types (see ``space_sample``)."""
+    cfg = {**base_cfg, **{k: types[k] for k in ("a_type", "b_type", "c_type", "d_type", "compute_type",
+                                                 "scale_type")}}
+    fp8 = cfg["a_type"] in FP8_TYPES or cfg["b_type"] in FP8_TYPES
+    if not fp8:
+        cfg["transa"], cfg["transb"] = rng.choice(OPS_), rng.choice(OPS_)
+        if rng.random() < 0.15:
+            for x in "abcd":
+                cfg[f"order_{x}"] = rng.choice(ORDERS_)
+    cfg["batch"] = rng.choice((1, 1, 1, 2, 4))
+    if rng.random() < 0.5:
+        cfg["epilogue"] = rng.choice(EPILOGUES_)
+        for f, v in needs.get(cfg["epilogue"], {}).items():
+            if rng.random() < 0.9:
+                cfg[f] = v
+        if cfg["bias_pointer"] and rng.random() < 0.3:
+            cfg["bias_data_type"] = rng.choice(sorted(_RENDERABLE))
+        if cfg["aux_pointer"] and rng.random() < 0.3:
+            cfg["aux_data_type"] = rng.choice(sorted(_RENDERABLE))
+    if fp8:
+        cfg["a_scale_pointer"] = rng.random() < 0.8
+        cfg["b_scale_pointer"] = rng.random() < 0.8
+        if cfg["d_type"] in FP8_TYPES:
+            cfg["d_scale_pointer"] = rng.random() < 0.8
+            cfg["amax_d_pointer"] = rng.random() < 0.5
+        if rng.random() < 0.35:
+            mode = rng.choice(_VECTOR_SCALE_MODES)
+            cfg["a_scale_mode"] = cfg["b_scale_mode"] = mode
+            cfg["a_scale_pointer"] = cfg["b_scale_pointer"] = True
+        if rng.random() < 0.3:
+            cfg["fast_accum"] = 1
+    if rng.random() < 0.2:
+        cfg["pointer_mode"] = rng.choice(POINTER_MODES_)
+    return cfg
 
 
 def program_text(entry: dict) -> str:
     return ShapeProgram(entry).text()
 
 
-def write_set(seed: int, count: int, out: Path, shapes: tuple[str, ...] = SHAPES) -> list[dict]:
+def write_set(seed: int, count: int, out: Path, shapes: tuple[str, ...] = SHAPES,
+              source: str = "mutations") -> list[dict]:
     out.mkdir(parents=True, exist_ok=True)
-    entries = generate(seed, count, shapes)
+    entries = generate(seed, count, shapes, source)
     for e in entries:
         (out / e["file"]).write_text(program_text(e), encoding="utf-8")
         if e["shape"] == "header":
             (out / header_name(e)).write_text(HEADER_HELPER, encoding="utf-8")
     manifest = {"generator": "fusionlint.evidence.shapes_cublaslt", "format": 1, "seed": seed, "count": count,
-                "shapes": list(shapes),
+                "source": source, "shapes": list(shapes),
                 "include_dir": "fusionlint/evidence/include (fusionlint_probe.h, fusionlint_mutation.h)",
                 "programs": entries}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -601,6 +821,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--count", type=int, default=300, help="configurations (each in every shape)")
     g.add_argument("--shapes", default=",".join(SHAPES))
+    g.add_argument("--source", choices=("mutations", "space"), default="mutations",
+                   help="the mutation set's configurations (cNNNN), or draws from the measured table's space (sNNNN)")
     g.add_argument("--out", type=Path, required=True)
     c = sub.add_parser("compare", help="compare the codes of each configuration's shapes")
     c.add_argument("--manifest", type=Path, required=True)
@@ -614,7 +836,7 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [s for s in shapes if s not in SHAPES]
         if unknown:
             ap.error(f"unknown shape(s): {', '.join(unknown)} (known: {', '.join(SHAPES)})")
-        entries = write_set(a.seed, a.count, a.out, shapes)
+        entries = write_set(a.seed, a.count, a.out, shapes, a.source)
         print(f"wrote {len(entries)} programs ({a.count} configurations x {len(shapes)} shapes) to {a.out}")
         return 0
     manifest = json.loads(a.manifest.read_text(encoding="utf-8"))

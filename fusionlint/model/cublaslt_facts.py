@@ -220,6 +220,8 @@ class Configuration:
     # it holds under (as text), its index among the ``alternatives`` its root function was run as
     when: tuple[str, ...] = ()
     when_arms: tuple[tuple[str, int, int], ...] = ()  # per condition of ``when``: (choice key, arm, arms)
+    # the keys of ``when_arms`` decided by the instantiation of a template, not by an input of the program
+    compile_time: frozenset[str] = frozenset()
     alternatives: int = 1
     alternative_runs: frozenset = frozenset()  # the runs that gave it: (root, index among ``alternatives``)
     root: str = ""  # USR of the function the interpreter started from (not printed)

@@ -138,6 +138,10 @@ class SupportTable:
         return f"cuBLASLt {version_text(self.cublaslt_version)} on {gpu} (measured)"
 
     # ---- questions ---------------------------------------------------------------------------
+    def supported_type_rows(self) -> list[dict]:
+        """Every type combination measured as supported: {type field: value}."""
+        return [{f: self.fields[f][d] for f, d in zip(self.type_fields, digits)} for digits in self._ok_digits]
+
     def candidates(self, known: dict, outside: set[str] | None = None) -> dict[str, list[int]] | None:
         """Index sets per field from ``{field: value | None}`` (None: unknown, every value); None
         when a value lies outside the measured domain — or, with ``outside`` (a set to fill), that

@@ -27,6 +27,7 @@ from fusionlint.findings import (
     Finding,
     Related,
     Undecided,
+    on_unknown_inputs,
 )
 from fusionlint.model.cublaslt_api import ApiModel, load_model
 from fusionlint.model.values import Known, Loc, Unknown, Value
@@ -551,11 +552,8 @@ def run_rules(rules: list[Rule], facts: FileFacts, arch: str = DEFAULT_ARCH, mod
                 undecided.append(Undecided(CUTLASS_STATIC_ASSERT, BUILTIN_CODES[CUTLASS_STATIC_ASSERT][0], at.path,
                                            at.line, at.column, (DEVICE_BODIES_NOT_INSTANTIATED,)))
     # a header checked on its own: its functions run without the files that call them, so a finding
-    # that holds only on some of their inputs' values is a question for those callers, not an error
-    # (whether or not the caller collects undecided checks: verify's lint says what check says)
-    alone = (undecided if undecided is not None else []) if Path(facts.path).suffix.lower() in HEADER_SUFFIXES \
-        else None
-    findings = _say_when(findings, of_alternative, alone)
+    # that holds only on some of their inputs' values is a question for those callers
+    findings = _say_when(findings, of_alternative, Path(facts.path).suffix.lower() in HEADER_SUFFIXES)
     unique: dict[tuple, Finding] = {}
     for f in findings:
         first = unique.setdefault((f.code, f.path, f.line, f.column), f)
@@ -571,11 +569,14 @@ def _when_compiled(g: CutlassGemm, f: Finding) -> Finding:
     return replace(f, message=f"{f.message} (when {g.condition})") if g.condition else f
 
 
-def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration],
-              undecided_instead: list[Undecided] | None = None) -> list[Finding]:
+def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration], header: bool = False) -> list[Finding]:
     """A finding made on runtime alternatives of a configuration (frontend/interp/alternatives.py) says
-    under which conditions it holds, unless it holds in every alternative. With ``undecided_instead``
-    (a header checked on its own) such a finding is an undecided check there instead."""
+    under which conditions it holds, unless it holds in every alternative. Where every way to reach it
+    needs a value of an input fusionlint does not know (a parameter no caller here passes, run-time
+    data), it is no error: it becomes an ``FL002`` warning stating the condition (off unless selected;
+    else an undecided check). Only a condition decided by a template's instantiation
+    (``std::is_same<T, half>::value``) keeps it an error. In a header checked on its own (``header``)
+    every condition is on inputs: the files including it decide them."""
     if not of_alternative:
         return findings
     runs: dict[tuple, set[tuple[str, int]]] = {}  # finding -> the (root function, run) it was made in
@@ -599,30 +600,32 @@ def _say_when(findings: list[Finding], of_alternative: dict[int, Configuration],
                 and all(c.when for c in whens[key]):
             conditions = simplest_conditions(whens[key])
             if conditions:
-                said = "; or when ".join(conditions[:3]) + ("; or in other cases" if len(conditions) > 3 else "")
-                if undecided_instead is not None:
-                    undecided_instead.append(Undecided(
-                        f.code, f.name, f.path, f.line, f.column,
-                        (f"{f.message}: only when {said}, values of the inputs of a header's function that "
-                         "come from the files including it (checked on its own, the header has no callers)",)))
+                said = "; or when ".join(text for text, _ in conditions[:3]) + \
+                    ("; or in other cases" if len(conditions) > 3 else "")
+                if header or all(on_inputs for _, on_inputs in conditions):
+                    out.append(on_unknown_inputs(f, said, header))
                     continue
                 f = replace(f, message=f"{f.message} (when {said})")
         out.append(f)
     return out
 
 
-def simplest_conditions(configs: list[Configuration]) -> list[str]:
+def simplest_conditions(configs: list[Configuration]) -> list[tuple[str, bool]]:
     """The conditions under which ``configs`` (alternatives a finding was made on) are reached, each
     a conjunction, with every choice left out that does not matter: a choice whose every arm occurs
     with the same other conditions ("`fast` is true and `trans` is true; or `fast` is true and
-    `trans` is false" is "`fast` is true"). [] when nothing is left (the finding always holds)."""
+    `trans` is false" is "`fast` is true"). [] when nothing is left (the finding always holds). With
+    each, whether it needs a value of an input of the program (a choice not decided by a template's
+    instantiation, ``Configuration.compile_time``)."""
     text: dict[tuple[str, int], str] = {}
     arms: dict[str, int] = {}
     order: dict[str, tuple[int, int]] = {}
     rows: set[frozenset[tuple[str, int]]] = set()
+    by_types: set[str] = set()
     for cfg in configs:
         if len(cfg.when_arms) != len(cfg.when):  # made without the choices' keys: as written
-            return list(dict.fromkeys(" and ".join(c.when) for c in configs))
+            return list(dict.fromkeys((" and ".join(c.when), True) for c in configs))
+        by_types |= cfg.compile_time
         for i, ((k, a, n), t) in enumerate(zip(cfg.when_arms, cfg.when)):
             text[k, a], arms[k] = t, n
             order.setdefault(k, (len(order), i))
@@ -641,7 +644,8 @@ def simplest_conditions(configs: list[Configuration]) -> list[str]:
                 rows, changed = new, True
     if frozenset() in rows:
         return []
-    return sorted(" and ".join(text[x] for x in sorted(r, key=lambda x: order[x[0]])) for r in rows)
+    return sorted((" and ".join(text[x] for x in sorted(r, key=lambda x: order[x[0]])),
+                   any(k not in by_types for k, _ in r)) for r in rows)
 
 
 def _configuration_related(cfg: Configuration, at: Loc) -> tuple[Related, ...]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from fusionlint.run import cache, compile_db, config
 from fusionlint.run.options import CheckOptions, file_options
 from fusionlint.errors import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, UsageError
-from fusionlint.findings import BUILTIN_CODES, Finding
+from fusionlint.findings import BUILTIN_CODES, ON_UNKNOWN_INPUTS, Finding, undecided_of
 from fusionlint.frontend.clang.parse import CUDA_SUFFIXES, HEADER_SUFFIXES, ParseOptions, build_args
 from fusionlint.paths import glob_matches
 from fusionlint.prefilter import Prefilter
@@ -363,7 +363,11 @@ class Checker:
 
         s = p.settings
         kept = suppress.apply(result.findings, [str(p.path)], s.known) if (result.findings or p.directives) else []
-        self.undecided += [u for u in result.undecided if s.selection.enabled(u.code, u.path)]
+        # a finding only on paths chosen by values fusionlint does not know: a warning when FL002 is
+        # selected, else the undecided check of its rule
+        unsure = [undecided_of(f) for f in kept
+                  if f.code == ON_UNKNOWN_INPUTS and not s.selection.enabled(f.code, f.path)]
+        self.undecided += [u for u in [*result.undecided, *unsure] if s.selection.enabled(u.code, u.path)]
         return [f for f in kept if s.selection.enabled(f.code, f.path)], bool(result.error)
 
     def _note_missing_headers(self, path: str, headers: list[str]) -> None:

@@ -268,6 +268,7 @@ class CublasLtHandler:
         cfg.arm_path = interp.arm_path
         cfg.when = tuple(str(a) for a in interp.taken)
         cfg.when_arms = tuple((a.choice.key, a.arm, len(a.choice.arms)) for a in interp.taken)
+        cfg.compile_time = frozenset(a.choice.key for a in interp.taken if a.choice.compile_time)
 
     def _config(self, kind: str, loc: Loc, site: Loc, function: str, named: dict[str, Value],
                 conditional: bool) -> Configuration:

@@ -5,6 +5,7 @@ name the choice (``Unknown.choices``); forced (``Interpreter.decisions``, set by
 The ``switch`` statement is read here in both cases."""
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -40,6 +41,10 @@ class Choice:
     # not known which, so its alternatives are not checked one by one (alternatives._keys) and the
     # values it decides stay unknown
     fixed: str = ""
+    # decided when the template is instantiated: the condition reads template parameters and
+    # constants only (``std::is_same<T, half>::value``, ``sizeof(T) == 2``), no input of the program
+    # (see ``decided_by_types``); a finding on one of its arms holds for every instantiation that takes it
+    compile_time: bool = False
 
     def says(self, arm: int) -> str:
         """The condition under which alternative ``arm`` runs, for a message."""
@@ -152,7 +157,8 @@ class ChoiceMixin:
         if choice is None:
             value = self.eval(c) if not calls_defined_code(c) else None
             choice = Choice(key, text, loc_of(tested), arms,
-                            fixed=f"`{text}`: {value.reason}" if is_fixed_unknown(value) else "")
+                            fixed=f"`{text}`: {value.reason}" if is_fixed_unknown(value) else "",
+                            compile_time=pointer is None and decided_by_types(c))
         return choice, negated, c if pointer is not None else None
 
     @staticmethod
@@ -350,6 +356,45 @@ class ChoiceMixin:
             return
         self.env = merge_outcomes(before, outcomes, f"switch at line {stmt.location.line}{note}",
                                   (choice.key,) if choice is not None else (), runtime)
+
+
+_RUNTIME_KINDS = {K.CXX_THIS_EXPR, K.CALL_EXPR, K.ARRAY_SUBSCRIPT_EXPR}
+
+
+def decided_by_types(c: ci.Cursor, depth: int = 0) -> bool:
+    """Whether a condition reads no input of the program, only template parameters, types and
+    constants: ``std::is_same<T, half>::value``, ``sizeof(T) == 2``, ``N > 4``, a ``constexpr`` (or
+    ``const``, so initialized) local. In a template run with a stand-in argument such a condition is
+    unknown only because the instantiation is; a parameter, a variable, a member, ``this`` or a call
+    is run-time data."""
+    for n in c.walk_preorder():
+        if n.kind in _RUNTIME_KINDS and not (n.kind == K.CALL_EXPR and _is_constexpr(n.referenced)):
+            return False
+        if n.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR):
+            d = n.referenced
+            if d is None:
+                continue  # a name in a dependent type (``std::is_same<T, X>::value``)
+            if d.kind in (K.PARM_DECL, K.FIELD_DECL):
+                return False
+            if d.kind == K.VAR_DECL and not _constant_variable(d, depth):
+                return False
+    return True
+
+
+def _is_constexpr(d: ci.Cursor | None) -> bool:
+    return d is not None and any(t.spelling == "constexpr" for t in itertools.islice(d.get_tokens(), 8))
+
+
+def _constant_variable(d: ci.Cursor, depth: int) -> bool:
+    """A ``constexpr`` variable, a static data member of a class (``traits<T>::value``), or a ``const``
+    one whose initializer reads no input."""
+    if _is_constexpr(d) or d.semantic_parent is not None and d.semantic_parent.kind in (
+            K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
+        return True
+    if not d.type.is_const_qualified() or depth > 2:
+        return False
+    init = [k for k in d.get_children() if k.kind.is_expression()]
+    return bool(init) and decided_by_types(init[-1], depth + 1)
 
 
 def calls_defined_code(c: ci.Cursor) -> bool:

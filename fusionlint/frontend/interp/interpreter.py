@@ -47,7 +47,7 @@ from fusionlint.frontend.interp.instantiation_roots import InstantiationsMixin, 
 from fusionlint.frontend.interp.lambdas import LambdaMixin
 from fusionlint.frontend.interp.loop_runs import LoopsMixin
 from fusionlint.frontend.interp.nullness import ALLOCATORS, as_condition, null_compared
-from fusionlint.frontend.interp.objects import ObjectsMixin, is_optional, is_smart_pointer
+from fusionlint.frontend.interp.objects import ObjectsMixin, is_optional, is_smart_pointer, moved_argument
 from fusionlint.frontend.clang.parse import MISSING_DIR, is_virtual
 from fusionlint.frontend.interp.sizes import sizeof_value
 from fusionlint.frontend.interp.runtime_values import (  # noqa: F401 - entry_input is part of the API
@@ -450,6 +450,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         return [self.eval(a) for a in with_defaults(call, arg_cursors)]
 
     def call(self, cursor: ci.Cursor) -> Value:
+        moved = moved_argument(cursor)
+        if moved is not None:  # ``std::move(desc)``: the object itself, which goes where it is moved to
+            return self.eval(moved)
         ref = clangext.callee(cursor)
         name = cursor.spelling or (ref.spelling if ref is not None else "")
         kids = expr_children(cursor)
@@ -469,6 +472,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if callee is not None and callee.kind == K.MEMBER_REF_EXPR:
                 base = expr_children(callee)
                 this_key = self.lvalue_key(base[0]) if base else (self.frame.this_key if self.frames else None)
+                if this_key is None and base and not is_arrow(callee) and strip(base[0]).kind == K.CALL_EXPR:
+                    this_key = self._rvalue_object(base[0])  # ``RunPlan(...).ok()``: RunPlan runs
             elif self.frames:
                 this_key = self.frame.this_key
         if ref is not None and is_optional(ref.semantic_parent):  # ``*opt``, ``opt = v``: the object is an argument
@@ -589,10 +594,13 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             self._exec_conditionally(kids[1:])
         elif kind == K.RETURN_STMT:
             kids = expr_children(stmt)
-            value = self.eval(kids[0]) if kids else Known(0)
+            built = self._returned_object(kids[0]) if kids else None  # ``return {status, std::move(d)};``
+            value = built[1] if built is not None else self.eval(kids[0]) if kids else Known(0)
             if kids and self.frame.loops and isinstance(value, Known):
                 value = self._iteration_return(kids[0], value)
-            if kids and value.__class__ is Symbol:
+            if built is not None:
+                self.frame.returned_key = built[0]
+            elif kids and value.__class__ is Symbol:
                 self.frame.returned_key = self._copy_source(kids[0])
             if self.cond_depth == self._frame_cond_base():
                 self.frame.returned = value
@@ -783,8 +791,12 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         return args
 
     def _copy_source(self, cursor: ci.Cursor) -> Key | None:
-        """The storage an object expression is copied from (through implicit copy constructors)."""
+        """The storage an object expression is copied from (through implicit copy constructors and
+        ``std::move``/``std::forward``)."""
         c = strip(cursor)
+        moved = moved_argument(c)
+        if moved is not None:
+            return self.lvalue_key(moved) or self._copy_source(moved)
         if c.kind == K.CALL_EXPR and c.referenced is not None and c.referenced.kind == K.CONSTRUCTOR:
             args = clangext.arguments(c)
             if len(args) == 1 and (c.referenced.is_copy_constructor() or c.referenced.is_move_constructor()):

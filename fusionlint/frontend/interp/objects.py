@@ -2,8 +2,9 @@
 structs (default member initializers, aggregate initialization, copies), the standard library's
 smart pointers (the pointer they hold is the object's value) and ``std::optional`` (its value is the
 object's value, whether it holds one a member ``__engaged`` of it), structured bindings (runtime
-data, with where they come from) and constructors that delegate to another constructor or build a
-base class."""
+data, with where they come from), constructors that delegate to another constructor or build a
+base class, and objects built in a return statement or called on where they are made
+(``return {status, std::move(desc)};``, ``RunPlan(...).ok()``)."""
 from __future__ import annotations
 
 import clang.cindex as ci
@@ -11,7 +12,7 @@ import clang.cindex as ci
 from fusionlint.frontend.clang import clangext
 from fusionlint.frontend.clang.cursors import NON_EXPR_CHILDREN, expr_children, loc_of, strip, written
 from fusionlint.frontend.clang.parse import is_virtual
-from fusionlint.model.values import Key, Known, Loc, Unknown, Value, first_runtime
+from fusionlint.model.values import Key, Known, Loc, Symbol, Unknown, Value, first_runtime
 
 K = ci.CursorKind
 
@@ -49,6 +50,18 @@ def _in_std(cls: ci.Cursor) -> bool:
     return parent is not None and parent.kind == K.NAMESPACE and parent.spelling == "std"
 
 
+def moved_argument(c: ci.Cursor) -> ci.Cursor | None:
+    """The argument of ``std::move(x)`` / ``std::forward<T>(x)``; None for any other expression."""
+    if c.kind != K.CALL_EXPR or c.spelling not in ("move", "forward"):
+        return None
+    ref = c.referenced
+    parent = ref.semantic_parent if ref is not None else None
+    args = clangext.arguments(c)
+    if parent is None or parent.kind != K.NAMESPACE or parent.spelling != "std" or len(args) != 1:
+        return None
+    return args[0]
+
+
 class ObjectsMixin:
     """Struct members, smart pointers, ``std::optional``, structured bindings and constructor delegation."""
 
@@ -77,6 +90,9 @@ class ObjectsMixin:
     def _aggregate(self, key: Key, ctype: ci.Type, init_list: ci.Cursor) -> None:
         decl = ctype.get_canonical().get_declaration()
         fields = [f for f in clangext.children(decl) if f.kind == K.FIELD_DECL] if decl is not None else []
+        if not fields and decl is not None:  # a class template's specialization: the pattern's fields
+            pattern = clangext.specialized_template(decl)
+            fields = [f for f in clangext.children(pattern) if f.kind == K.FIELD_DECL] if pattern is not None else []
         elems = expr_children(init_list)
         if ctype.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
             for i, e in enumerate(elems):
@@ -87,7 +103,46 @@ class ObjectsMixin:
             if inner.kind == K.INIT_LIST_EXPR:
                 self._aggregate(("member", key, f.spelling), f.type, inner)
             else:
-                self.store(("member", key, f.spelling), self.eval(e))
+                value = self.eval(e)
+                self.store(("member", key, f.spelling), value)
+                if e.type.get_canonical().kind == ci.TypeKind.RECORD:
+                    src = self._copy_source(e)  # an object member (``{status, std::move(desc)}``): its members
+                    if src is not None:
+                        self._copy_members(src, ("member", key, f.spelling))
+
+    def _returned_object(self, expr: ci.Cursor) -> tuple[Key, Value] | None:
+        """``return {status, std::move(desc)};`` or ``return Desc(raw);``: an object of a class built in
+        the return statement, in a temporary the caller copies from; None for anything else."""
+        c = strip(expr)
+        if c.type.get_canonical().kind != ci.TypeKind.RECORD:
+            return None
+        ctor = c.referenced if c.kind == K.CALL_EXPR else None
+        if not (c.kind == K.INIT_LIST_EXPR or ctor is not None and ctor.kind == K.CONSTRUCTOR
+                and clangext.arguments(c) and not (ctor.is_copy_constructor() or ctor.is_move_constructor())):
+            return None
+        self._frame_ids += 1
+        key: Key = ("temp", self._frame_ids)
+        origin = loc_of(c)
+        self._default_members(key, c.type, origin)
+        if c.kind == K.INIT_LIST_EXPR:
+            self._aggregate(key, c.type, c)
+        else:
+            self._construct(key, c)
+        value = Symbol(c.type.spelling or "temporary", c.type.spelling, origin, from_caller=True)
+        self.store(key, value)
+        return key, value
+
+    def _rvalue_object(self, expr: ci.Cursor) -> Key:
+        """The object a member function is called on when it is no variable (``make().ok()``): the
+        call that makes it runs; the object is the one it returned, or a temporary holding its value."""
+        self.last_returned_key = None
+        value = self.eval(expr)
+        if self.last_returned_key is not None:
+            return self.last_returned_key
+        self._frame_ids += 1
+        key: Key = ("temp", self._frame_ids)
+        self.store(key, value)
+        return key
 
     def _copy_members(self, src: Key, dst: Key) -> None:
         for k, v in list(self.env.items()):
