@@ -61,6 +61,7 @@ INTERNAL_ERROR = "FL000"  # a file that could not be checked (unreadable, libcla
 UNUSED_SUPPRESSION = "FL001"  # a `// fusionlint: ignore...` comment that matches no finding
 ON_UNKNOWN_INPUTS = "FL002"  # a rule's finding only on paths that values fusionlint does not know choose
 DEFAULT_OFF = frozenset({ON_UNKNOWN_INPUTS})  # reported only when selected by their full code
+WARNING_CODES = frozenset({UNUSED_SUPPRESSION, ON_UNKNOWN_INPUTS})  # built-in codes that warn; the others are errors
 CUTLASS_STATIC_ASSERT = "FL300"  # a CUTLASS static_assert that fails when libclang instantiates the GEMM
 SUPPORT_TABLE = "FL127"  # a cuBLASLt configuration the measured support table says no GPU run accepted
 

@@ -24,6 +24,23 @@ def test_longest_prefix_wins() -> None:
     assert s.enabled("FL001", "/p/legacy/x.cu")
 
 
+def test_a_code_off_by_default_is_selected_only_by_its_full_code(tmp_path: Path) -> None:
+    """FL002 (a finding only on paths that inputs fusionlint does not know choose) is not selected by
+    the default FL, nor by FL0; --extend-select FL002, or extend-select in the config, turns it on."""
+    for select in (("FL",), ("FL0",), ("FL", "FL00")):
+        assert not Selection(select=select).enabled("FL002", "a.cu")
+    assert Selection(select=("FL", "FL002")).enabled("FL002", "a.cu")
+    assert not Selection(select=("FL", "FL002"), ignore=("FL002",)).enabled("FL002", "a.cu")
+    src = tmp_path / "entry.cpp"
+    src.write_text((Path(__file__).parent.parent / "fixtures" / "interprocedural" / "entry_point_inputs.cpp")
+                   .read_text(encoding="utf-8"))
+    rc, out, _ = run_cli(src)
+    assert (rc, out) == (0, "")
+    (tmp_path / ".fusionlint.toml").write_text('extend-select = ["FL002"]\n')
+    rc, out, _ = run_cli(src)
+    assert rc == 1 and codes(out) == [(src.name, 20, "FL002")] and ": warning: FL127 (" in out
+
+
 def test_codes_are_checked() -> None:
     known = ["FL000", "FL001", "FL100", "FL117"]
     assert check_codes(["fl1", "FL", "FL117"], known, "--select") == ("FL1", "FL", "FL117")

@@ -19,7 +19,7 @@ from conftest import FIXTURES, ROOT
 from fusionlint.evidence import shapes_cublaslt as shapes
 
 SEED = 1
-SAMPLES = {"mutations": 28, "space": 20}  # configurations of each source, each in every shape
+SAMPLES = {"mutations": 24, "space": 16}  # configurations of each source, each in every shape
 KNOWN = FIXTURES / "shapes" / "known-divergences.json"
 
 
@@ -86,15 +86,16 @@ def test_the_score_reads_the_mutation_sets_record() -> None:
 
 
 def test_each_shape_is_its_own_code() -> None:
-    """The ten writers give ten different programs for one configuration, each naming its shape."""
+    """The eleven writers give eleven different programs for one configuration, each naming its shape."""
     entries = shapes.generate(SEED, 1)
     texts = {e["shape"]: shapes.program_text(e) for e in entries}
-    assert len(set(texts.values())) == len(shapes.SHAPES) == 10
+    assert len(set(texts.values())) == len(shapes.SHAPES) == 11
     assert "std::optional" in texts["struct"] and "switch (t)" in texts["enum"]
     assert "CudaDataType<" in texts["traits"] and "class LtMatmulDescriptor" in texts["class"]
     assert '#include "c0000_header.h"' in texts["header"] and "auto set = [&]" in texts["lambda"]
     assert "class GemmWrapper" in texts["wrapper"] and "wrapper.setGemmConfig(" in texts["wrapper"]
     assert "static StatusOr<MatmulDesc> Create(" in texts["factory"] and "RETURN_IF_ERROR(SetAttr(" in texts["factory"]
+    assert "get_cuda_dtype(inputA->data.dtype)" in texts["te"] and "if (inputA->scale_inv != nullptr)" in texts["te"]
 
 
 def test_the_space_sample_draws_every_data_family_and_both_verdicts() -> None:
@@ -110,3 +111,23 @@ def test_the_space_sample_draws_every_data_family_and_both_verdicts() -> None:
     assert 0.3 < verdicts.count(True) / len(drawn) < 0.8 and verdicts.count(False) > 0
     assert [d["file"] for d in shapes.generate(SEED, 1, ("plain",), "space")] == ["s0000_plain.cpp"]
     assert Path(shapes.__file__).name == "shapes_cublaslt.py"
+
+
+def test_the_score_reads_the_shape_programs_own_records() -> None:
+    """score_records(): a program's truth is its own GPU run; one not run takes the verdict its
+    configuration's run shapes agree on; shapes of one configuration the GPU judged differently are
+    listed (the generator's bug, not the linter's)."""
+    manifest = {"shapes": ["plain", "class"], "programs": [
+        {"file": f"s000{i}_{s}.cpp", "config_id": i, "shape": s} for i in (0, 1, 2) for s in ("plain", "class")]}
+    records = [{"programs": {"/gpu/s0000_plain.cpp": {"works": False}, "/gpu/s0000_class.cpp": {"works": False},
+                             "/gpu/s0001_plain.cpp": {"works": True}}},
+               {"programs": {"/gpu/s0002_plain.cpp": {"works": True}, "/gpu/s0002_class.cpp": {"works": False}}}]
+    findings = [{"path": "s0000_plain.cpp", "code": "FL105", "severity": "error"},
+                {"path": "s0001_class.cpp", "code": "FL127", "severity": "error"},
+                {"path": "s0001_plain.cpp", "code": "FL002", "severity": "warning"}]
+    got = shapes.score_records(manifest, findings, records)
+    assert got["gpu_disagree"] == [2] and got["programs_run"] == 5
+    assert got["per_shape"]["plain"] == {"failing": 1, "caught": 1, "working": 2, "false_errors": 0,
+                                         "by_other_shape": 0, "no_truth": 0}
+    assert got["per_shape"]["class"] == {"failing": 2, "caught": 0, "working": 1, "false_errors": 1,
+                                         "by_other_shape": 1, "no_truth": 0}

@@ -615,3 +615,19 @@ def test_verify_judges_fl127_against_the_support_table_check_uses() -> None:
     units, note = verify.analyse_file(str(path), ParseOptions(use_system_headers=False), "sm_90a", [])
     assert note == ""
     assert [[f["code"] for f in u["findings"]] for u in units] == [["FL127"]]
+
+
+def test_an_alternative_that_fails_only_on_unknown_inputs_is_still_the_probes_claim() -> None:
+    """entry_point_inputs.cpp: check reports "DEFAULT epilogue with a bias pointer" as FL002 (inputs no
+    call passes), but verify lints each runtime alternative alone and its probe builds exactly that one:
+    the alternative carries the rule's own FL127, the three others nothing."""
+    from fusionlint.frontend.clang.parse import ParseOptions
+    from fusionlint.run.verify import analyse_file
+
+    units, note = analyse_file(str(FIXTURES / "interprocedural" / "entry_point_inputs.cpp"), ParseOptions(),
+                               "sm_90", [])
+    assert note == "" and len(units) == 4
+    claimed = {u["name"]: [f["code"] for f in u["findings"]] for u in units}
+    bad = [name for name, codes in claimed.items() if codes]
+    assert len(bad) == 1 and claimed[bad[0]] == ["FL127"]
+    assert "`epilogue != CUBLASLT_EPILOGUE_DEFAULT` is false" in bad[0] and "`bias` is non-null" in bad[0]

@@ -25,6 +25,8 @@ def _first_sentence(text: str) -> str:
 
 def table() -> str:
     from fusionlint.findings import BUILTIN_CODES
+    from fusionlint.findings import DEFAULT_OFF
+    from fusionlint.rules.docs import builtin_severity
     from fusionlint.rules.loader import load_rules
 
     rows = ["| Code | Name | Severity | Arch | What it checks |", "|---|---|---|---|---|"]
@@ -32,8 +34,8 @@ def table() -> str:
         arch = ", ".join(r.arch) or "all"
         rows.append(f"| {r.id} | `{r.name}` | {r.severity} | {arch} | {_cell(_first_sentence(r.summary or r.message))} |")
     for code, (name, description) in BUILTIN_CODES.items():
-        severity = "warning" if code == "FL001" else "error"
-        rows.append(f"| {code} | `{name}` | {severity} | all | {_cell(_first_sentence(description))} (built in) |")
+        off = " (built in; off unless selected by its code)" if code in DEFAULT_OFF else " (built in)"
+        rows.append(f"| {code} | `{name}` | {builtin_severity(code)} | all | {_cell(_first_sentence(description))}{off} |")
     return "\n".join(rows)
 
 

@@ -1,8 +1,7 @@
 """One cuBLASLt configuration written in many code shapes: the metamorphic set.
 
-A configuration's verdict must not depend on how it is written. Each configuration here is one of
-the seeded random mutations of ``mutations_cublaslt`` (a working reference configuration with one
-or two fields changed), written in every shape below, each a complete program that builds with
+A configuration's verdict must not depend on how it is written. Each configuration here (see the
+two sources below) is written in every shape below, each a complete program that builds with
 nvcc and runs on the GPU as the mutation programs do (``fusionlint_probe.h``,
 ``fusionlint_mutation.h``):
 
@@ -22,21 +21,35 @@ nvcc and runs on the GPU as the mutation programs do (``fusionlint_probe.h``,
                   only when its argument asks for it (``if (epilogue != DEFAULT)``, ``if (bias !=
                   nullptr)``) and runs the heuristic and the matmul, called from the ``.cpp`` with
                   constants (the header is also checked on its own);
-- ``lambda``      attributes set through a generic setter lambda.
+- ``lambda``      attributes set through a generic setter lambda;
+- ``wrapper``     FasterTransformer's cublasMMWrapper: configuration methods store the types and the
+                  attributes in members of a wrapper object, whose ``Gemm`` builds the descriptor;
+- ``factory``     XLA's: ``MatmulDesc::Create`` returns ``StatusOr<MatmulDesc>`` by value (the handle in
+                  a ``unique_ptr``, moved), every attribute set by a templated ``SetAttr`` whose status a
+                  ``RETURN_IF_ERROR`` macro checks; the plan runs in ``if (!RunPlan(...).ok())``;
+- ``te``          TransformerEngine's: tensors as structs passed by pointer (data, ``DType``, FP8 scale
+                  and amax pointers), ``get_cuda_dtype(inputA->data.dtype)``, a scale pointer set only
+                  when the tensor has one (``if (inputA->scale_inv != nullptr)``).
+
+The configurations come from one of two sources (``--source``): the cuBLASLt mutation set of the
+same seed (``cNNNN`` is the set's ``mNNNN``), or draws from the measured support table's space
+(``space_sample``, ``sNNNN``: FP64, complex, int8, FP8 with scale modes, pointer modes, batching).
 
 ``fusionlint`` must give every shape of a configuration the same rule codes::
 
-    python3 -m fusionlint.evidence.shapes_cublaslt generate --seed 1 --count 300 --out DIR
+    python3 -m fusionlint.evidence.shapes_cublaslt generate --seed 1 --count 300 [--source space] --out DIR
     fusionlint check --exit-zero --output-format json --no-system-headers -I fusionlint/evidence/include DIR \\
         > DIR-findings.json
     python3 -m fusionlint.evidence.shapes_cublaslt compare --manifest DIR/manifest.json \\
         --findings DIR-findings.json [--truth kernels_ref/evidence/h200-mutations-cublaslt.json] \\
-        [--markdown DIR-report.md]
+        [--records OUT/shapes-*.json] [--markdown DIR-report.md]
 
-The configurations are those of the cuBLASLt mutation set of the same seed (``cNNNN`` is the set's
-``mNNNN``), so that set's GPU record scores every shape (``--truth``).
+``--truth``: the mutation set's GPU record scores every shape of its configurations; ``--records``:
+the records of the shape programs themselves, built and run on the GPU (``tools/h200_shapes.sh``).
 
-Standard library only, like the mutation set (the programs are built and run on GPU machines).
+Standard library only, like the mutation set (the programs are built and run on GPU machines; the
+space sample reads the support table with ``fusionlint.model.support_table``, itself standard library
+only).
 """
 from __future__ import annotations
 
@@ -62,7 +75,7 @@ from fusionlint.evidence.mutations_cublaslt import (
     storage,
 )
 
-SHAPES = ("plain", "params", "struct", "enum", "traits", "class", "header", "lambda", "wrapper", "factory")
+SHAPES = ("plain", "params", "struct", "enum", "traits", "class", "header", "lambda", "wrapper", "factory", "te")
 LAYOUTS = (("A", "la"), ("B", "lb"), ("C", "lc"), ("D", "ld"))
 I = "  "
 
@@ -377,6 +390,81 @@ def _wrapper(p: ShapeProgram) -> list[str]:
     return out
 
 
+# TransformerEngine's DType names for the types a program can hold
+_TE_DTYPE = {"CUDA_R_16F": "kFloat16", "CUDA_R_16BF": "kBFloat16", "CUDA_R_32F": "kFloat32", "CUDA_R_64F": "kFloat64",
+             "CUDA_R_8I": "kInt8", "CUDA_R_32I": "kInt32", "CUDA_R_8F_E4M3": "kFloat8E4M3",
+             "CUDA_R_8F_E5M2": "kFloat8E5M2", "CUDA_C_32F": "kComplex64"}
+# pointer attributes the TE shape takes from a tensor's member (``None``: a parameter of its own)
+_TE_POINTER = {"a_scale": ("inputA", "scale_inv"), "b_scale": ("inputB", "scale_inv"),
+               "c_scale": ("inputC", "scale_inv"), "d_scale": ("outputD", "scale"), "amax_d": ("outputD", "amax")}
+
+
+def _te(p: ShapeProgram) -> list[str]:
+    """TransformerEngine's style: tensors passed by pointer as structs holding their data, their
+    ``DType`` and their FP8 scale/amax pointers; the GEMM maps each ``inputA->data.dtype`` with a
+    switch helper and sets a scale or amax pointer only when the tensor has one
+    (``if (inputA->scale_inv != nullptr)``), the bias and aux pointers only when passed."""
+    c = p.cfg
+    attrs = p.desc_attrs()
+    values = [a for a in attrs if not a["pointer"]]
+    pointers = {a["local"]: a for a in attrs if a["pointer"]}
+    out = p.header() + [
+        "// TransformerEngine's style: tensors as structs (data, dtype, scale_inv, amax), passed by pointer.",
+        f"enum class DType {{ {', '.join(_TE_DTYPE.values())} }};", "",
+        "static cudaDataType_t get_cuda_dtype(DType t) {", f"{I}switch (t) {{"]
+    out += [f"{I}{I}case DType::{name}:\n{I}{I}{I}return {t};" for t, name in _TE_DTYPE.items()]
+    out += [f"{I}}}", f"{I}return CUDA_R_32F;", "}", "",
+            "struct SimpleTensor {", f"{I}const ProbeMatrix *dptr = nullptr;", f"{I}DType dtype = DType::kFloat32;", "};",
+            "struct Tensor {", f"{I}SimpleTensor data;", f"{I}const float *scale_inv = nullptr;",
+            f"{I}const float *scale = nullptr;", f"{I}float *amax = nullptr;", "};", "",
+            "static void cublas_gemm(const Tensor *inputA, const Tensor *inputB, const Tensor *inputC, Tensor *outputD,",
+            f"{I}{I}{I}{I}{I}{I}{I}const void *bias_ptr, void *aux_ptr, cublasComputeType_t gemm_compute_type,",
+            f"{I}{I}{I}{I}{I}{I}{I}cudaDataType_t scale_type, cublasLtHandle_t lt, void *workspace, uint64_t workspace_size) {{",
+            f"{I}const ProbeMatrix &A = *inputA->data.dptr, &B = *inputB->data.dptr, &C = *inputC->data.dptr,",
+            f"{I}                  &D = *outputD->data.dptr;",
+            f"{I}const cudaDataType_t A_type = get_cuda_dtype(inputA->data.dtype);",
+            f"{I}const cudaDataType_t B_type = get_cuda_dtype(inputB->data.dtype);",
+            f"{I}const cudaDataType_t C_type = get_cuda_dtype(inputC->data.dtype);",
+            f"{I}const cudaDataType_t D_type = get_cuda_dtype(outputD->data.dtype);",
+            f"{I}cublasLtMatmulDesc_t operationDesc;",
+            f"{I}PROBE(cublasLtMatmulDescCreate(&operationDesc, gemm_compute_type, scale_type));"]
+    for a in values:
+        out += [f"{I}const {a['ctype']} {a['local']} = {a['value']};",
+                f"{I}PROBE(cublasLtMatmulDescSetAttribute(operationDesc, CUBLASLT_MATMUL_DESC_{a['attr']}, "
+                f"&{a['local']}, sizeof({a['local']})));"]
+    for local, (tensor, member) in _TE_POINTER.items():
+        attr = {"a_scale": "A_SCALE_POINTER", "b_scale": "B_SCALE_POINTER", "c_scale": "C_SCALE_POINTER",
+                "d_scale": "D_SCALE_POINTER", "amax_d": "AMAX_D_POINTER"}[local]
+        out += [f"{I}if ({tensor}->{member} != nullptr) {{",
+                f"{I}{I}PROBE(cublasLtMatmulDescSetAttribute(operationDesc, CUBLASLT_MATMUL_DESC_{attr}, "
+                f"&{tensor}->{member}, sizeof({tensor}->{member})));", f"{I}}}"]
+    for local, attr in (("bias", "BIAS_POINTER"), ("aux", "EPILOGUE_AUX_POINTER")):
+        out += [f"{I}if ({local}_ptr) {{",
+                f"{I}{I}PROBE(cublasLtMatmulDescSetAttribute(operationDesc, CUBLASLT_MATMUL_DESC_{attr}, "
+                f"&{local}_ptr, sizeof({local}_ptr)));", f"{I}}}"]
+    out += p.layouts(types={x: f"{x}_type" for x in "ABCD"})
+    body = _pref_heuristic_matmul(p, I, "operationDesc", ("la", "lb", "lc", "ld"))
+    out += body
+    out += [line.replace("(desc)", "(operationDesc)") for line in p.finish()]
+    out += ["}", "", "int main() {"]
+    out += p.buffers(I)
+    out.append("")
+    for x in "ABCD":
+        name = {"A": "inputA", "B": "inputB", "C": "inputC", "D": "outputD"}[x]
+        out.append(f"{I}Tensor {name};")
+        out.append(f"{I}{name}.data.dptr = &{x};")
+        out.append(f"{I}{name}.data.dtype = DType::{_TE_DTYPE[c[x.lower() + '_type']]};")
+    for local, (tensor, member) in _TE_POINTER.items():
+        if local in pointers:
+            out.append(f"{I}{tensor}.{member} = {local};")
+    args = ["&inputA", "&inputB", "&inputC", "&outputD", "bias" if "bias" in pointers else "nullptr",
+            "aux" if "aux" in pointers else "nullptr", c["compute_type"], c["scale_type"], "lt", "workspace",
+            "workspace_size"]
+    out += [f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));", f"{I}cublas_gemm({', '.join(args)});"]
+    out += p.verify(I) + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);", f"{I}return 0;", "}"]
+    return out
+
+
 def _factory(p: ShapeProgram) -> list[str]:
     """XLA's style: a descriptor object made by a static factory that returns a status-or-value by
     value (the handle moves in a unique_ptr), every attribute set through a templated SetAttr that
@@ -582,7 +670,8 @@ def _plain(p: ShapeProgram) -> list[str]:
 
 
 WRITERS = {"plain": _plain, "params": _params, "struct": _struct, "enum": _enum, "traits": _traits,
-           "class": _class, "header": _header, "lambda": _lambda, "wrapper": _wrapper, "factory": _factory}
+           "class": _class, "header": _header, "lambda": _lambda, "wrapper": _wrapper, "factory": _factory,
+           "te": _te}
 assert tuple(WRITERS) == SHAPES
 
 
@@ -789,6 +878,40 @@ def score(manifest: dict, findings: list[dict], truth: dict) -> dict[str, dict[s
     return out
 
 
+def score_records(manifest: dict, findings: list[dict], records: list[dict]) -> dict:
+    """Per shape, recall and false errors against the GPU's verdicts (the harness records of the
+    programs built and run by ``tools/h200_shapes.sh``). A program's truth is its own run; a program not
+    run takes its configuration's verdict when the shapes of it that ran all got the same one
+    (``by_other_shape`` counts those); one with neither is left out (``no_truth``). Also the
+    configurations whose shape programs the GPU judged differently (a generator bug: the shapes are
+    to be one configuration)."""
+    works: dict[str, bool] = {}
+    for record in records:
+        for path, o in record.get("programs", {}).items():
+            works[Path(path).name] = bool(o.get("works"))
+    verdicts: dict[int, set[bool]] = defaultdict(set)
+    for e in manifest["programs"]:
+        if e["file"] in works:
+            verdicts[e["config_id"]].add(works[e["file"]])
+    codes = codes_by_file(findings)
+    out: dict[str, dict[str, int]] = {}
+    for s in manifest["shapes"]:
+        row = Counter()
+        for e in (e for e in manifest["programs"] if e["shape"] == s):
+            seen = verdicts.get(e["config_id"], set())
+            truth = works.get(e["file"], next(iter(seen)) if len(seen) == 1 else None)
+            if truth is None:
+                row["no_truth"] += 1
+                continue
+            row["by_other_shape"] += e["file"] not in works
+            row["working" if truth else "failing"] += 1
+            if codes.get(e["file"]):
+                row["false_errors" if truth else "caught"] += 1
+        out[s] = {k: row[k] for k in ("failing", "caught", "working", "false_errors", "by_other_shape", "no_truth")}
+    return {"per_shape": out, "programs_run": len(works),
+            "gpu_disagree": sorted(c for c, v in verdicts.items() if len(v) > 1)}
+
+
 def markdown(report: dict) -> str:
     lines = [f"# cuBLASLt configurations in {len(report['shapes'])} code shapes",
              "",
@@ -803,6 +926,16 @@ def markdown(report: dict) -> str:
                   "| shape | recall | false errors |", "|---|---|---|"]
         for s, c in report["score"].items():
             lines.append(f"| {s} | {c['caught']}/{c['failing']} | {c['false_errors']}/{c['working']} |")
+    if report.get("records"):
+        r = report["records"]
+        lines += ["", f"Against the GPU's verdicts ({r['programs_run']} shape programs built and run; a program not "
+                  "run takes the verdict the shapes of its configuration that ran agree on):", "",
+                  "| shape | recall | false errors | verdict from another shape | no verdict |", "|---|---|---|---|---|"]
+        for s, c in r["per_shape"].items():
+            lines.append(f"| {s} | {c['caught']}/{c['failing']} | {c['false_errors']}/{c['working']} | "
+                         f"{c['by_other_shape']} | {c['no_truth']} |")
+        lines += ["", f"Configurations whose shape programs the GPU judged differently: {len(r['gpu_disagree'])}"
+                  + (f" ({', '.join(str(c) for c in r['gpu_disagree'][:20])})" if r["gpu_disagree"] else "")]
     if report["differing"]:
         lines += ["", "## Configurations whose shapes disagree", ""]
         for cid, got in list(report["differing"].items())[:200]:
@@ -828,6 +961,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--manifest", type=Path, required=True)
     c.add_argument("--findings", type=Path, required=True, help="fusionlint check --output-format json")
     c.add_argument("--truth", type=Path, help="the mutation set's GPU record (h200-mutations-cublaslt.json)")
+    c.add_argument("--records", type=Path, nargs="+",
+                   help="GPU records of the shape programs themselves (tools/h200_shapes.sh)")
     c.add_argument("--markdown", type=Path)
     c.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
@@ -844,6 +979,9 @@ def main(argv: list[str] | None = None) -> int:
     report = compare(manifest, findings)
     if a.truth:
         report["score"] = score(manifest, findings, json.loads(a.truth.read_text(encoding="utf-8")))
+    if a.records:
+        report["records"] = score_records(manifest, findings,
+                                          [json.loads(r.read_text(encoding="utf-8")) for r in a.records])
     text = markdown(report)
     if a.markdown:
         a.markdown.write_text(text, encoding="utf-8")

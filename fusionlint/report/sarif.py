@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from fusionlint import __version__
 from fusionlint.decide.baseline import finding_key
-from fusionlint.findings import BUILTIN_CODES, Finding
+from fusionlint.findings import BUILTIN_CODES, WARNING_CODES, Finding
 from fusionlint.paths import relative_posix
 from fusionlint.rules.loader import Rule
 from fusionlint.sourcetext import line_hash
@@ -89,7 +89,7 @@ def _notification(note, root: Path) -> dict:
 def to_sarif(findings: list[Finding], rules: list[Rule], root: Path, notes: list = ()) -> dict:
     descriptors = [rule_descriptor(r) for r in rules]
     for code, (name, description) in BUILTIN_CODES.items():
-        descriptors.append(_builtin_descriptor(code, name, description, "warning" if code == "FL001" else "error"))
+        descriptors.append(_builtin_descriptor(code, name, description, "warning" if code in WARNING_CODES else "error"))
     for f in findings:  # a code no rule describes (a ruleset left out since): a minimal entry
         if f.code not in {d["id"] for d in descriptors}:
             descriptors.append(_builtin_descriptor(f.code, f.name, f.name, LEVELS.get(f.severity, "warning")))

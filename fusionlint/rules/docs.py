@@ -89,8 +89,11 @@ def rule_dict(rule: Rule) -> dict:
 
 
 def builtin_severity(code: str) -> str:
-    """The severity of a built-in code (``findings.BUILTIN_CODES``): FL001 warns, the others are errors."""
-    return "warning" if code == "FL001" else "error"
+    """The severity of a built-in code (``findings.BUILTIN_CODES``): those of ``WARNING_CODES`` warn, the
+    others are errors."""
+    from fusionlint.findings import WARNING_CODES
+
+    return "warning" if code in WARNING_CODES else "error"
 
 
 def describe_builtin(code: str) -> str:

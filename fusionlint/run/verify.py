@@ -179,7 +179,21 @@ class Unit:
 
 
 def _errors(findings) -> list[dict]:
-    return [f.to_dict() for f in findings if f.severity == "error" and f.code not in NOT_JUDGED]
+    """The error findings a probe is to confirm. A configuration here is one runtime alternative, linted
+    alone: a rule that holds on it only on inputs fusionlint does not know (FL002) holds on the probe,
+    which builds exactly that alternative, so it counts as the rule's own error."""
+    from dataclasses import replace
+
+    from fusionlint.findings import ON_UNKNOWN_INPUTS, undecided_of
+
+    out = []
+    for f in findings:
+        if f.code == ON_UNKNOWN_INPUTS:
+            rule = undecided_of(f)
+            f = replace(f, code=rule.code, name=rule.name, severity="error", message=rule.reasons[0])
+        if f.severity == "error" and f.code not in NOT_JUDGED:
+            out.append(f.to_dict())
+    return out
 
 
 def _cublaslt_units(facts, rules, arch: str, support=None) -> list[Unit]:
