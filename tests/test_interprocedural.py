@@ -447,3 +447,19 @@ def test_objects_returned_by_value_and_called_where_they_are_made_keep_their_des
     found = _findings(path)
     assert [(f["code"], f["line"], [r["line"] for r in f["related"] if r["message"].startswith("via ")])
             for f in found] == [("FL127", 45, [58])]
+
+
+def test_an_object_that_owns_its_descriptor_resolves_however_it_is_held():
+    """object_holders.cpp: a GEMM object owning its descriptor, held by value, by reference, through a
+    raw pointer, `new`, std::make_unique, std::make_shared and a unique_ptr assigned later: every
+    matmul gets its object's descriptor (before, every one behind a pointer did not resolve), and the
+    five that set FAST_ACCUM on FP32 are the FL107, reached through their run() calls."""
+    path = HERE / "object_holders.cpp"
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    got = [(c["via"][0]["line"], c["parameters"]["matmul_desc"]["FAST_ACCUM"]["value"], c["unknowns"])
+           for c in json.loads(out)]
+    assert got == [(50, 1, []), (53, 0, []), (56, 1, []), (59, 1, []), (62, 1, []), (65, 0, []), (69, 1, [])]
+    (found,) = _findings(path)
+    assert (found["code"], found["line"]) == ("FL107", 32)
+    assert [r["line"] for r in found["related"] if r["message"].startswith("via ")] == [50, 56, 59, 62, 69]

@@ -47,7 +47,7 @@ from fusionlint.frontend.interp.instantiation_roots import InstantiationsMixin, 
 from fusionlint.frontend.interp.lambdas import LambdaMixin
 from fusionlint.frontend.interp.loop_runs import LoopsMixin
 from fusionlint.frontend.interp.nullness import ALLOCATORS, as_condition, null_compared
-from fusionlint.frontend.interp.objects import ObjectsMixin, is_optional, is_smart_pointer, moved_argument
+from fusionlint.frontend.interp.objects import ObjectsMixin, is_optional, is_smart_pointer, made_class, moved_argument
 from fusionlint.frontend.clang.parse import MISSING_DIR, is_virtual
 from fusionlint.frontend.interp.sizes import sizeof_value
 from fusionlint.frontend.interp.runtime_values import (  # noqa: F401 - entry_input is part of the API
@@ -165,6 +165,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
 
         def mark(f: ci.Cursor) -> None:
             for c in clangext.calls_in(f):
+                if (made := made_class(c)) is not None:  # std::make_unique<Gemm>(): Gemm's constructors are called
+                    called.update(k.get_usr() for k in clangext.children(made) if k.kind == K.CONSTRUCTOR)
                 target = self._callee_definition(c)
                 if target is not None and target.get_usr() != f.get_usr():
                     called.add(target.get_usr())
@@ -453,6 +455,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
         moved = moved_argument(cursor)
         if moved is not None:  # ``std::move(desc)``: the object itself, which goes where it is moved to
             return self.eval(moved)
+        made = self._made_object(cursor)  # ``std::make_unique<Gemm>(...)``: a new object, built here
+        if made is not None:
+            return made
         ref = clangext.callee(cursor)
         name = cursor.spelling or (ref.spelling if ref is not None else "")
         kids = expr_children(cursor)
@@ -472,7 +477,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             if callee is not None and callee.kind == K.MEMBER_REF_EXPR:
                 base = expr_children(callee)
                 this_key = self.lvalue_key(base[0]) if base else (self.frame.this_key if self.frames else None)
-                if this_key is None and base and not is_arrow(callee) and strip(base[0]).kind == K.CALL_EXPR:
+                if base and is_arrow(callee):  # ``p->run()``: the object p points to (``&g``, ``new``, a smart pointer's)
+                    this_key = self._pointee(base[0]) or this_key
+                elif this_key is None and base and strip(base[0]).kind == K.CALL_EXPR:
                     this_key = self._rvalue_object(base[0])  # ``RunPlan(...).ok()``: RunPlan runs
             elif self.frames:
                 this_key = self.frame.this_key
@@ -480,6 +487,9 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             operator = bool(arg_cursors) and not (callee is not None and callee.spelling == ref.spelling)
             key = self.lvalue_key(arg_cursors[0]) if operator else this_key
             return self._optional_call(ref.spelling, key, arg_cursors[1:] if operator else arg_cursors, origin)
+        if this_key is None and len(arg_cursors) == 2 and ref is not None and ref.spelling == "operator=" \
+                and is_smart_pointer(ref.semantic_parent) and (held := self.lvalue_key(arg_cursors[0])) is not None:
+            return self._smart_pointer("operator=", held, [self.eval(arg_cursors[1])], origin)  # ``p = make_unique<T>()``
         if ref is not None and ref.kind == K.CXX_METHOD and ref.spelling == "operator=" and ref.is_default_method() \
                 and len(arg_cursors) == 2 and (callee is None or callee.kind != K.MEMBER_REF_EXPR):
             return self._default_assignment(arg_cursors, origin)  # ``a = b`` of a class: a copy of b's members
@@ -754,7 +764,12 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 return
             self._default_members(key, decl.type, origin)
             # an object built here is run-time data only when built from some (a copy of one)
-            why = first_runtime(self._construct(key, inner))
+            args = self._construct(key, inner)
+            if len(args) == 1 and isinstance(args[0], Address) and \
+                    is_smart_pointer(decl.type.get_canonical().get_declaration()):
+                self.store(key, args[0])  # ``std::shared_ptr<Gemm> g = std::make_shared<Gemm>();``
+                return
+            why = first_runtime(args)
             self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=not why))
             return
         if inner.kind == K.INIT_LIST_EXPR:
@@ -983,6 +998,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             self._frame_ids += 1
             return Closure("lambda", "", origin, self._frame_ids, lambda_expr=cursor,
                            frame=self.frame if self.frames else None)
+        if kind == K.CXX_NEW_EXPR and (made := self._new_object(cursor)) is not None:
+            return made
         if kind in (K.CXX_NEW_EXPR, K.CXX_DELETE_EXPR, K.CXX_THROW_EXPR):
             for k in expr_children(cursor):
                 self.eval(k)

@@ -12,7 +12,7 @@ import clang.cindex as ci
 from fusionlint.frontend.clang import clangext
 from fusionlint.frontend.clang.cursors import NON_EXPR_CHILDREN, expr_children, loc_of, strip, written
 from fusionlint.frontend.clang.parse import is_virtual
-from fusionlint.model.values import Key, Known, Loc, Symbol, Unknown, Value, first_runtime
+from fusionlint.model.values import Address, Key, Known, Loc, Symbol, Unknown, Value, first_runtime
 
 K = ci.CursorKind
 
@@ -60,6 +60,18 @@ def moved_argument(c: ci.Cursor) -> ci.Cursor | None:
     if parent is None or parent.kind != K.NAMESPACE or parent.spelling != "std" or len(args) != 1:
         return None
     return args[0]
+
+
+def made_class(call: ci.Cursor) -> ci.Cursor | None:
+    """The class ``std::make_unique<T>(...)`` / ``std::make_shared<T>(...)`` builds (its declaration);
+    None for any other call."""
+    ref = call.referenced if call.kind == K.CALL_EXPR else None
+    if ref is None or ref.spelling not in ("make_unique", "make_shared") or not _in_std(ref):
+        return None
+    if call.type.get_num_template_arguments() < 1:
+        return None
+    decl = call.type.get_template_argument_type(0).get_canonical().get_declaration()
+    return decl if decl is not None and decl.kind in (K.STRUCT_DECL, K.CLASS_DECL) else None
 
 
 class ObjectsMixin:
@@ -144,6 +156,63 @@ class ObjectsMixin:
         self.store(key, value)
         return key
 
+    def _pointee(self, pointer: ci.Cursor) -> Key | None:
+        """The storage a pointer expression points to, when it is known (``&gemm``, ``new Gemm``,
+        ``std::make_unique<Gemm>()``, a smart pointer holding one of them); else None."""
+        c = strip(pointer)
+        ref = c.referenced if c.kind == K.CALL_EXPR else None
+        value = None
+        if ref is not None and ref.spelling in ("operator->", "operator*") and _in_std(ref.semantic_parent):
+            kids = expr_children(c)  # ``p->`` on a smart pointer (libstdc++: a base class's operator): [p, operator->]
+            key = self.lvalue_key(kids[0]) if kids else None
+            value = self.env.get(key) if key is not None else None
+        if value is None:
+            value = self.eval(pointer)
+        return value.key if isinstance(value, Address) else None
+
+    def _heap_object(self, record: ci.Type, origin: Loc) -> Key:
+        self._frame_ids += 1
+        key: Key = ("heap", self._frame_ids)
+        self._default_members(key, record, origin)
+        self.store(key, Symbol(record.spelling, record.spelling, origin, from_caller=True))
+        return key
+
+    def _new_object(self, new_expr: ci.Cursor) -> Value | None:
+        """``new Gemm(args)``: the object built at a new place; its address. None for an array or a
+        type that is no class."""
+        ctor = next((k for k in expr_children(new_expr) if k.kind == K.CALL_EXPR and k.referenced is not None
+                     and k.referenced.kind == K.CONSTRUCTOR), None)
+        pointee = new_expr.type.get_pointee()
+        if ctor is None or pointee.get_canonical().kind != ci.TypeKind.RECORD:
+            return None
+        origin = loc_of(new_expr)
+        key = self._heap_object(pointee, origin)
+        self._construct(key, ctor)
+        return Address(key, f"new {pointee.spelling}", pointee.spelling, origin)
+
+    def _made_object(self, call: ci.Cursor) -> Value | None:
+        """``std::make_unique<Gemm>(args)`` / ``std::make_shared``: the object built at a new place by
+        the constructor of as many parameters as there are arguments; its address (the smart pointer's
+        value). None for any other call."""
+        decl = made_class(call)
+        if decl is None:
+            return None
+        record = call.type.get_template_argument_type(0)
+        origin = loc_of(call)
+        arg_cursors = clangext.arguments(call)
+        args = [self.eval(a) for a in arg_cursors]
+        key = self._heap_object(record, origin)
+        ctors = [c for c in clangext.children(decl) if c.kind == K.CONSTRUCTOR
+                 and len([p for p in clangext.children(c) if p.kind == K.PARM_DECL]) == len(args)]
+        target = next((c.get_definition() for c in ctors if c.get_definition() is not None), None)
+        if target is not None:
+            self.sites.append(origin)
+            try:
+                self.invoke(target, arg_cursors, args, this_key=key)
+            finally:
+                self.sites.pop()
+        return Address(key, f"make {record.spelling}", record.spelling, origin)
+
     def _copy_members(self, src: Key, dst: Key) -> None:
         for k, v in list(self.env.items()):
             rebased = self._rebase(k, src, dst)
@@ -207,6 +276,9 @@ class ObjectsMixin:
             return value
         if method in ("get", "operator->", "operator*"):
             return self.load(key, origin)
+        if method == "operator=" and len(args) == 1 and isinstance(args[0], Address):  # ``p = std::make_unique<T>()``
+            self.store(key, args[0])
+            return args[0]
         self.invalidate(key, f"{method}() of the smart pointer at line {origin.line}", origin)
         return Unknown(f"result of {method}() at line {origin.line}", origin)
 
