@@ -463,3 +463,18 @@ def test_an_object_that_owns_its_descriptor_resolves_however_it_is_held():
     (found,) = _findings(path)
     assert (found["code"], found["line"]) == ("FL107", 32)
     assert [r["line"] for r in found["related"] if r["message"].startswith("via ")] == [50, 56, 59, 62, 69]
+
+
+def test_a_fluent_builder_on_a_temporary_keeps_its_members():
+    """fluent_builder.cpp: `DescBuilder(...).transa(...).fast_accum(1).build()`: the temporary the chain
+    starts from is built with its constructor and default member initializers and every setter returns
+    it (`return *this;`); before, its members were unknown ("member compute_ not set on this path") and
+    the GEMM split into two alternatives."""
+    path = HERE / "fluent_builder.cpp"
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    got = [(c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"], c["parameters"]["matmul_desc"]["EPILOGUE"]["name"],
+            c["parameters"]["matmul_desc"]["FAST_ACCUM"]["value"], c["unknowns"]) for c in json.loads(out)]
+    assert got == [("CUBLAS_COMPUTE_32F", "CUBLASLT_EPILOGUE_DEFAULT", 1, []),
+                   ("CUBLAS_COMPUTE_32F", "CUBLASLT_EPILOGUE_RELU", 0, [])]
+    assert [(f["code"], f["severity"]) for f in _findings(path)] == [("FL107", "error")]

@@ -86,16 +86,17 @@ def test_the_score_reads_the_mutation_sets_record() -> None:
 
 
 def test_each_shape_is_its_own_code() -> None:
-    """The eleven writers give eleven different programs for one configuration, each naming its shape."""
+    """The twelve writers give twelve different programs for one configuration, each naming its shape."""
     entries = shapes.generate(SEED, 1)
     texts = {e["shape"]: shapes.program_text(e) for e in entries}
-    assert len(set(texts.values())) == len(shapes.SHAPES) == 11
+    assert len(set(texts.values())) == len(shapes.SHAPES) == 12
     assert "std::optional" in texts["struct"] and "switch (t)" in texts["enum"]
     assert "CudaDataType<" in texts["traits"] and "class LtMatmulDescriptor" in texts["class"]
     assert '#include "c0000_header.h"' in texts["header"] and "auto set = [&]" in texts["lambda"]
     assert "class GemmWrapper" in texts["wrapper"] and "wrapper.setGemmConfig(" in texts["wrapper"]
     assert "static StatusOr<MatmulDesc> Create(" in texts["factory"] and "RETURN_IF_ERROR(SetAttr(" in texts["factory"]
     assert "get_cuda_dtype(inputA->data.dtype)" in texts["te"] and "if (inputA->scale_inv != nullptr)" in texts["te"]
+    assert "MatmulDescBuilder(CUBLAS_COMPUTE_" in texts["builder"] and ".build();" in texts["builder"]
 
 
 def test_the_space_sample_draws_every_data_family_and_both_verdicts() -> None:

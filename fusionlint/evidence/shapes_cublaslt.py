@@ -29,7 +29,9 @@ nvcc and runs on the GPU as the mutation programs do (``fusionlint_probe.h``,
                   ``RETURN_IF_ERROR`` macro checks; the plan runs in ``if (!RunPlan(...).ok())``;
 - ``te``          TransformerEngine's: tensors as structs passed by pointer (data, ``DType``, FP8 scale
                   and amax pointers), ``get_cuda_dtype(inputA->data.dtype)``, a scale pointer set only
-                  when the tensor has one (``if (inputA->scale_inv != nullptr)``).
+                  when the tensor has one (``if (inputA->scale_inv != nullptr)``);
+- ``builder``     a fluent builder made as a temporary, each attribute a chained setter returning
+                  ``*this``, ``build()`` creating the descriptor.
 
 The configurations come from one of two sources (``--source``): the cuBLASLt mutation set of the
 same seed (``cNNNN`` is the set's ``mNNNN``), or draws from the measured support table's space
@@ -75,7 +77,8 @@ from fusionlint.evidence.mutations_cublaslt import (
     storage,
 )
 
-SHAPES = ("plain", "params", "struct", "enum", "traits", "class", "header", "lambda", "wrapper", "factory", "te")
+SHAPES = ("plain", "params", "struct", "enum", "traits", "class", "header", "lambda", "wrapper", "factory", "te",
+          "builder")
 LAYOUTS = (("A", "la"), ("B", "lb"), ("C", "lc"), ("D", "ld"))
 I = "  "
 
@@ -390,6 +393,44 @@ def _wrapper(p: ShapeProgram) -> list[str]:
     return out
 
 
+def _builder(p: ShapeProgram) -> list[str]:
+    """A fluent builder: each attribute a chained method of a builder made as a temporary
+    (``MatmulDescBuilder(compute, scale).transa(...).epilogue(...).build()``), each method storing its
+    value in a member and returning ``*this``; ``build()`` creates the descriptor and sets what was asked."""
+    c = p.cfg
+    attrs = p.desc_attrs()
+    out = p.header() + ["// A fluent builder: chained setters on a temporary, then build().",
+                        "class MatmulDescBuilder {", " public:",
+                        f"{I}MatmulDescBuilder(cublasComputeType_t compute, cudaDataType_t scale_type)",
+                        f"{I}    : compute_(compute), scale_type_(scale_type) {{}}"]
+    for a in attrs:
+        ctype = pointer_type(p, a["local"]) if a["pointer"] else a["ctype"] + " "
+        out += [f"{I}MatmulDescBuilder &{a['local']}({ctype}value) {{", f"{I}{I}{a['local']}_ = value;",
+                f"{I}{I}has_{a['local']}_ = true;", f"{I}{I}return *this;", f"{I}}}"]
+    out += [f"{I}cublasLtMatmulDesc_t build() const {{", f"{I}{I}cublasLtMatmulDesc_t desc;",
+            f"{I}{I}PROBE(cublasLtMatmulDescCreate(&desc, compute_, scale_type_));"]
+    for a in attrs:
+        out += [f"{I}{I}if (has_{a['local']}_) {{",
+                f"{I}{I}{I}PROBE(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_{a['attr']}, "
+                f"&{a['local']}_, sizeof({a['local']}_)));", f"{I}{I}}}"]
+    out += [f"{I}{I}return desc;", f"{I}}}", "", " private:",
+            f"{I}cublasComputeType_t compute_;", f"{I}cudaDataType_t scale_type_;"]
+    for a in attrs:
+        ctype = pointer_type(p, a["local"]) if a["pointer"] else a["ctype"] + " "
+        out.append(f"{I}{ctype}{a['local']}_ = {'nullptr' if a['pointer'] else '{}'};")
+        out.append(f"{I}bool has_{a['local']}_ = false;")
+    out += ["};", "", "int main() {"]
+    out += p.buffers(I)
+    chain = "".join(f".{a['local']}({a['local'] if a['pointer'] else a['value']})" for a in attrs)
+    out += ["", f"{I}cublasLtHandle_t lt;", f"{I}PROBE(cublasLtCreate(&lt));",
+            f"{I}cublasLtMatmulDesc_t desc = MatmulDescBuilder({c['compute_type']}, {c['scale_type']}){chain}.build();"]
+    out += p.layouts()
+    out += _pref_heuristic_matmul(p, I, "desc", ("la", "lb", "lc", "ld"))
+    out += p.verify(I) + p.finish() + [f"{I}PROBE(cublasLtDestroy(lt));", f"{I}cudaFree(workspace);",
+                                       f"{I}return 0;", "}"]
+    return out
+
+
 # TransformerEngine's DType names for the types a program can hold
 _TE_DTYPE = {"CUDA_R_16F": "kFloat16", "CUDA_R_16BF": "kBFloat16", "CUDA_R_32F": "kFloat32", "CUDA_R_64F": "kFloat64",
              "CUDA_R_8I": "kInt8", "CUDA_R_32I": "kInt32", "CUDA_R_8F_E4M3": "kFloat8E4M3",
@@ -671,7 +712,7 @@ def _plain(p: ShapeProgram) -> list[str]:
 
 WRITERS = {"plain": _plain, "params": _params, "struct": _struct, "enum": _enum, "traits": _traits,
            "class": _class, "header": _header, "lambda": _lambda, "wrapper": _wrapper, "factory": _factory,
-           "te": _te}
+           "te": _te, "builder": _builder}
 assert tuple(WRITERS) == SHAPES
 
 

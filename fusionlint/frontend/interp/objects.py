@@ -147,12 +147,18 @@ class ObjectsMixin:
     def _rvalue_object(self, expr: ci.Cursor) -> Key:
         """The object a member function is called on when it is no variable (``make().ok()``): the
         call that makes it runs; the object is the one it returned, or a temporary holding its value."""
+        c = strip(expr)
+        self._frame_ids += 1
+        key: Key = ("temp", self._frame_ids)
+        if c.referenced is not None and c.referenced.kind == K.CONSTRUCTOR:  # ``Builder(args).transa(t)``
+            self._default_members(key, c.type, loc_of(c))
+            self._construct(key, c)
+            self.store(key, Symbol(c.type.spelling, c.type.spelling, loc_of(c), from_caller=True))
+            return key
         self.last_returned_key = None
         value = self.eval(expr)
         if self.last_returned_key is not None:
             return self.last_returned_key
-        self._frame_ids += 1
-        key: Key = ("temp", self._frame_ids)
         self.store(key, value)
         return key
 
