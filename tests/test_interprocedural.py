@@ -478,3 +478,20 @@ def test_a_fluent_builder_on_a_temporary_keeps_its_members():
     assert got == [("CUBLAS_COMPUTE_32F", "CUBLASLT_EPILOGUE_DEFAULT", 1, []),
                    ("CUBLAS_COMPUTE_32F", "CUBLASLT_EPILOGUE_RELU", 0, [])]
     assert [(f["code"], f["severity"]) for f in _findings(path)] == [("FL107", "error")]
+
+
+def test_a_table_of_configurations_run_by_a_loop_is_checked_row_by_row():
+    """config_table.cpp: a static array of config structs, run by `for (const Cfg &c : kConfigs)` and by
+    `for (int i = 0; i < 3; ++i) gemm(kConfigs[i])`: a loop whose every iteration is known (at most 16)
+    runs each of them, and a global table's rows are read from its initializer. Before, the loop ran
+    once with its values unknown ("member compute not set on this path") and the bad row was missed."""
+    path = HERE / "config_table.cpp"
+    rc, out, err = run_cli("facts", path)
+    assert rc == 0, err
+    got = [(c["via"][0]["line"], c["parameters"]["matmul_desc"]["COMPUTE_TYPE"]["name"], c["conditional"],
+            c["unknowns"]) for c in json.loads(out)]
+    rows = ["CUBLAS_COMPUTE_32F", "CUBLAS_COMPUTE_16F", "CUBLAS_COMPUTE_32F"]
+    assert got == [(22, r, False, []) for r in rows] + [(23, r, False, []) for r in rows]
+    found = _findings(path)
+    assert [(f["code"], f["line"], [r["line"] for r in f["related"] if r["message"].startswith("via ")])
+            for f in found] == [("FL105", 16, [22, 23])]  # at the row that holds the bad value

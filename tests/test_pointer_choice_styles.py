@@ -1,7 +1,8 @@
 """Pointer choices (frontend/interp/nullness.py) in the styles users write them: every way of testing a
 bias pointer against null, before or after the pointer is set as BIAS_POINTER, is one choice, and on
 its null side no bias is set (no FL127 "BIAS_POINTER set with the DEFAULT epilogue"). The controls
-test another pointer: there the bias pointer can be set with the DEFAULT epilogue, and FL127 stays."""
+test another pointer: there the bias pointer can be set with the DEFAULT epilogue, and FL127 stays
+(as FL002: it holds only on values of inputs no call here passes)."""
 from __future__ import annotations
 
 import json
@@ -54,9 +55,12 @@ def test_every_style_of_null_test_is_one_choice_and_a_test_of_another_pointer_is
                                    test.replace("@", "other"), set_first))
     path = tmp_path / "styles.cu"
     path.write_text("\n".join(parts))
-    rc, out, err = run_cli("--no-cache", "--output-format", "json", "--select", "FL127", path)
+    # the controls' FL127 holds only when `other` is non-null: an input no call passes, so FL002 (selected)
+    rc, out, err = run_cli("--no-cache", "--output-format", "json", "--select", "FL127,FL002", path)
     assert rc in (0, 1), err
     lines = path.read_text().splitlines()
-    flagged = {lines[f["line"] - 1].rsplit("// ", 1)[-1] for f in json.loads(out)}
+    found = json.loads(out)
+    assert all(f["code"] == "FL002" and f["message"].startswith("FL127 ") for f in found), found
+    flagged = {lines[f["line"] - 1].rsplit("// ", 1)[-1] for f in found}
     expected = {f"control_{style}_{order}" for style in STYLES for order in ("set_first", "set_after")}
     assert flagged == expected

@@ -849,6 +849,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
                 key = self.var_key(ref)
                 if key[0] == "global":
                     self._decls[key] = ref
+                    self._constant_table(ref, key)
                 return key
             return None
         if c.kind == K.MEMBER_REF_EXPR:
@@ -1052,6 +1053,8 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             return Unknown(f"parameter {ref.spelling}", origin)
         if ref.kind == K.VAR_DECL:
             key = self.var_key(ref)
+            if key[0] == "global":
+                self._constant_table(ref, key)
             if key in self.env:
                 return self.env[key]
             if _recovered(ref):  # ``extern any X;`` of the recovery: a constant or global of a missing header

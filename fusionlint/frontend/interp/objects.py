@@ -107,8 +107,16 @@ class ObjectsMixin:
             fields = [f for f in clangext.children(pattern) if f.kind == K.FIELD_DECL] if pattern is not None else []
         elems = expr_children(init_list)
         if ctype.get_canonical().kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+            element = ctype.get_canonical().element_type
             for i, e in enumerate(elems):
-                self.store(("elem", key, i), self.eval(e))
+                inner = strip(e)
+                if inner.kind == K.INIT_LIST_EXPR and element.get_canonical().kind == ci.TypeKind.RECORD:
+                    self._default_members(("elem", key, i), element, loc_of(inner))  # a table of structs
+                    self._aggregate(("elem", key, i), element, inner)
+                    self.store(("elem", key, i), Symbol(element.spelling, element.spelling, loc_of(inner),
+                                                        from_caller=True))
+                else:
+                    self.store(("elem", key, i), self.eval(e))
             return
         for f, e in zip(fields, elems):
             inner = strip(e)
@@ -218,6 +226,19 @@ class ObjectsMixin:
             finally:
                 self.sites.pop()
         return Address(key, f"make {record.spelling}", record.spelling, origin)
+
+    def _constant_table(self, decl: ci.Cursor, key: Key) -> None:
+        """A global (or static) array or struct built from an initializer list
+        (``static const Cfg kConfigs[] = {{...}, {...}};``): its elements and members, once."""
+        if key in self.env or decl.type.get_canonical().kind not in (
+                ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.RECORD):
+            return
+        init = [c for c in clangext.children(decl) if c.kind not in NON_EXPR_CHILDREN]
+        if init and strip(init[-1]).kind == K.INIT_LIST_EXPR:
+            origin = loc_of(decl)
+            self._default_members(key, decl.type, origin)
+            self._aggregate(key, decl.type, strip(init[-1]))
+            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=True))
 
     def _copy_members(self, src: Key, dst: Key) -> None:
         for k, v in list(self.env.items()):
