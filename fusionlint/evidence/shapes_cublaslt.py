@@ -894,6 +894,7 @@ def compare(manifest: dict, findings: list[dict]) -> dict:
                 per_shape[s]["misses"] += sum((plain - mine).values())
                 per_shape[s]["adds"] += sum((mine - plain).values())
     return {"configurations": len(by_config), "shapes": shapes, "identical": len(by_config) - len(differing),
+            "prefix": "s" if manifest.get("source") == "space" else "c",
             "differing": differing, "per_shape": {s: dict(c) for s, c in per_shape.items()},
             "fl000": sorted(f for f, c in codes.items() if "FL000" in c)}
 
@@ -983,9 +984,17 @@ def markdown(report: dict) -> str:
             groups: dict[tuple, list[str]] = defaultdict(list)
             for s, v in got.items():
                 groups[tuple(v)].append(s)
-            lines.append(f"- c{int(cid):04d}: " + "; ".join(f"{' '.join(v) or 'clean'} ({', '.join(ss)})"
+            lines.append(f"- {report.get('prefix', 'c')}{int(cid):04d}: " + "; ".join(f"{' '.join(v) or 'clean'} ({', '.join(ss)})"
                                                              for v, ss in groups.items()))
     return "\n".join(lines) + "\n"
+
+
+def _read_record(path: Path) -> dict:
+    """A harness record, plain or gzip-compressed (``kernels_ref/evidence/h100-shapes-cublaslt.json.gz``)."""
+    import gzip
+
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1021,8 +1030,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.truth:
         report["score"] = score(manifest, findings, json.loads(a.truth.read_text(encoding="utf-8")))
     if a.records:
-        report["records"] = score_records(manifest, findings,
-                                          [json.loads(r.read_text(encoding="utf-8")) for r in a.records])
+        report["records"] = score_records(manifest, findings, [_read_record(r) for r in a.records])
     text = markdown(report)
     if a.markdown:
         a.markdown.write_text(text, encoding="utf-8")
