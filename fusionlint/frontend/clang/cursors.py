@@ -3,6 +3,7 @@ is, its expression children, implicit conversions skipped, how an expression or 
 written."""
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
@@ -150,12 +151,14 @@ def points_to_const(t: ci.Type) -> bool:
     return canon.kind == ci.TypeKind.POINTER and canon.get_pointee().is_const_qualified()
 
 
+def is_constexpr(decl: ci.Cursor, within: int = 6) -> bool:
+    """Whether a variable or function is declared ``constexpr`` (among its first ``within`` tokens)."""
+    return any(t.spelling == "constexpr" for t in itertools.islice(decl.get_tokens(), within))
+
+
 def is_constant_decl(decl: ci.Cursor) -> bool:
     """Whether a variable is declared ``const`` or ``constexpr``."""
-    if decl.type.is_const_qualified():
-        return True
-    tokens = [t.spelling for t in decl.get_tokens()][:6]
-    return "constexpr" in tokens
+    return decl.type.is_const_qualified() or is_constexpr(decl)
 
 
 def is_arrow(member_ref: ci.Cursor) -> bool:

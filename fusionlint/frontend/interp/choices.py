@@ -5,7 +5,6 @@ name the choice (``Unknown.choices``); forced (``Interpreter.decisions``, set by
 The ``switch`` statement is read here in both cases."""
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ import clang.cindex as ci
 from fusionlint.frontend.clang import clangext
 
 from fusionlint.frontend.interp import loops, nullness
-from fusionlint.frontend.clang.cursors import expr_children, function_label, loc_of, strip, written
+from fusionlint.frontend.clang.cursors import expr_children, function_label, is_constexpr, loc_of, strip, written
 from fusionlint.frontend.interp.frames import Frame
 from fusionlint.model.values import Key, Known, Loc, Unknown, Value, first_runtime, runtime_of, runtime_source, same
 
@@ -368,7 +367,8 @@ def decided_by_types(c: ci.Cursor, depth: int = 0) -> bool:
     unknown only because the instantiation is; a parameter, a variable, a member, ``this`` or a call
     is run-time data."""
     for n in c.walk_preorder():
-        if n.kind in _RUNTIME_KINDS and not (n.kind == K.CALL_EXPR and _is_constexpr(n.referenced)):
+        if n.kind in _RUNTIME_KINDS and not (n.kind == K.CALL_EXPR and n.referenced is not None
+                                              and is_constexpr(n.referenced, 8)):
             return False
         if n.kind in (K.DECL_REF_EXPR, K.MEMBER_REF_EXPR):
             d = n.referenced
@@ -381,14 +381,10 @@ def decided_by_types(c: ci.Cursor, depth: int = 0) -> bool:
     return True
 
 
-def _is_constexpr(d: ci.Cursor | None) -> bool:
-    return d is not None and any(t.spelling == "constexpr" for t in itertools.islice(d.get_tokens(), 8))
-
-
 def _constant_variable(d: ci.Cursor, depth: int) -> bool:
     """A ``constexpr`` variable, a static data member of a class (``traits<T>::value``), or a ``const``
     one whose initializer reads no input."""
-    if _is_constexpr(d) or d.semantic_parent is not None and d.semantic_parent.kind in (
+    if is_constexpr(d, 8) or d.semantic_parent is not None and d.semantic_parent.kind in (
             K.CLASS_DECL, K.STRUCT_DECL, K.CLASS_TEMPLATE, K.CLASS_TEMPLATE_PARTIAL_SPECIALIZATION):
         return True
     if not d.type.is_const_qualified() or depth > 2:

@@ -773,9 +773,7 @@ class Interpreter(ChoiceMixin, LoopsMixin, LambdaMixin, ObjectsMixin, Instantiat
             self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=not why))
             return
         if inner.kind == K.INIT_LIST_EXPR:
-            self._default_members(key, decl.type, origin)
-            self._aggregate(key, decl.type, inner)
-            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=True))
+            self._built(key, decl.type, origin, inner, decl.spelling)
             return
         value = self._null_by_decision(decl, self.eval(expr))
         self.assign(key, value, origin, name=decl.spelling, source=expr)

@@ -99,6 +99,21 @@ class ObjectsMixin:
                 else:
                     self._default_members(fkey, f.type, origin)
 
+    def _built(self, key: Key, ctype: ci.Type, origin: Loc, how: ci.Cursor | None = None, name: str = "") -> Key:
+        """An object of class (or array) ``ctype`` at ``key``: its default member initializers run, then
+        built by ``how`` (an initializer list, or a constructor call; None: left to the caller), its
+        value the object itself (named ``name``, else its type)."""
+        self._default_members(key, ctype, origin)
+        if how is not None:
+            self._aggregate(key, ctype, how) if how.kind == K.INIT_LIST_EXPR else self._construct(key, how)
+        self.store(key, Symbol(name or ctype.spelling or "temporary", ctype.spelling, origin, from_caller=True))
+        return key
+
+    def _new_key(self, space: str) -> Key:
+        """A fresh place for an object no variable names (``temp``: a temporary, ``heap``: ``new``)."""
+        self._frame_ids += 1
+        return (space, self._frame_ids)
+
     def _aggregate(self, key: Key, ctype: ci.Type, init_list: ci.Cursor) -> None:
         decl = ctype.get_canonical().get_declaration()
         fields = [f for f in clangext.children(decl) if f.kind == K.FIELD_DECL] if decl is not None else []
@@ -111,10 +126,7 @@ class ObjectsMixin:
             for i, e in enumerate(elems):
                 inner = strip(e)
                 if inner.kind == K.INIT_LIST_EXPR and element.get_canonical().kind == ci.TypeKind.RECORD:
-                    self._default_members(("elem", key, i), element, loc_of(inner))  # a table of structs
-                    self._aggregate(("elem", key, i), element, inner)
-                    self.store(("elem", key, i), Symbol(element.spelling, element.spelling, loc_of(inner),
-                                                        from_caller=True))
+                    self._built(("elem", key, i), element, loc_of(inner), inner)  # a table of structs
                 else:
                     self.store(("elem", key, i), self.eval(e))
             return
@@ -140,33 +152,20 @@ class ObjectsMixin:
         if not (c.kind == K.INIT_LIST_EXPR or ctor is not None and ctor.kind == K.CONSTRUCTOR
                 and clangext.arguments(c) and not (ctor.is_copy_constructor() or ctor.is_move_constructor())):
             return None
-        self._frame_ids += 1
-        key: Key = ("temp", self._frame_ids)
-        origin = loc_of(c)
-        self._default_members(key, c.type, origin)
-        if c.kind == K.INIT_LIST_EXPR:
-            self._aggregate(key, c.type, c)
-        else:
-            self._construct(key, c)
-        value = Symbol(c.type.spelling or "temporary", c.type.spelling, origin, from_caller=True)
-        self.store(key, value)
-        return key, value
+        key = self._built(self._new_key("temp"), c.type, loc_of(c), c)
+        return key, self.env[key]
 
     def _rvalue_object(self, expr: ci.Cursor) -> Key:
         """The object a member function is called on when it is no variable (``make().ok()``): the
         call that makes it runs; the object is the one it returned, or a temporary holding its value."""
         c = strip(expr)
-        self._frame_ids += 1
-        key: Key = ("temp", self._frame_ids)
         if c.referenced is not None and c.referenced.kind == K.CONSTRUCTOR:  # ``Builder(args).transa(t)``
-            self._default_members(key, c.type, loc_of(c))
-            self._construct(key, c)
-            self.store(key, Symbol(c.type.spelling, c.type.spelling, loc_of(c), from_caller=True))
-            return key
+            return self._built(self._new_key("temp"), c.type, loc_of(c), c)
         self.last_returned_key = None
         value = self.eval(expr)
         if self.last_returned_key is not None:
             return self.last_returned_key
+        key = self._new_key("temp")
         self.store(key, value)
         return key
 
@@ -184,13 +183,6 @@ class ObjectsMixin:
             value = self.eval(pointer)
         return value.key if isinstance(value, Address) else None
 
-    def _heap_object(self, record: ci.Type, origin: Loc) -> Key:
-        self._frame_ids += 1
-        key: Key = ("heap", self._frame_ids)
-        self._default_members(key, record, origin)
-        self.store(key, Symbol(record.spelling, record.spelling, origin, from_caller=True))
-        return key
-
     def _new_object(self, new_expr: ci.Cursor) -> Value | None:
         """``new Gemm(args)``: the object built at a new place; its address. None for an array or a
         type that is no class."""
@@ -200,8 +192,7 @@ class ObjectsMixin:
         if ctor is None or pointee.get_canonical().kind != ci.TypeKind.RECORD:
             return None
         origin = loc_of(new_expr)
-        key = self._heap_object(pointee, origin)
-        self._construct(key, ctor)
+        key = self._built(self._new_key("heap"), pointee, origin, ctor)
         return Address(key, f"new {pointee.spelling}", pointee.spelling, origin)
 
     def _made_object(self, call: ci.Cursor) -> Value | None:
@@ -215,7 +206,7 @@ class ObjectsMixin:
         origin = loc_of(call)
         arg_cursors = clangext.arguments(call)
         args = [self.eval(a) for a in arg_cursors]
-        key = self._heap_object(record, origin)
+        key = self._built(self._new_key("heap"), record, origin)  # the constructor runs below, by its arity
         ctors = [c for c in clangext.children(decl) if c.kind == K.CONSTRUCTOR
                  and len([p for p in clangext.children(c) if p.kind == K.PARM_DECL]) == len(args)]
         target = next((c.get_definition() for c in ctors if c.get_definition() is not None), None)
@@ -235,10 +226,7 @@ class ObjectsMixin:
             return
         init = [c for c in clangext.children(decl) if c.kind not in NON_EXPR_CHILDREN]
         if init and strip(init[-1]).kind == K.INIT_LIST_EXPR:
-            origin = loc_of(decl)
-            self._default_members(key, decl.type, origin)
-            self._aggregate(key, decl.type, strip(init[-1]))
-            self.store(key, Symbol(decl.spelling, decl.type.spelling, origin, from_caller=True))
+            self._built(key, decl.type, loc_of(decl), strip(init[-1]), decl.spelling)
 
     def _copy_members(self, src: Key, dst: Key) -> None:
         for k, v in list(self.env.items()):
